@@ -1,0 +1,117 @@
+// Command opsagent is the whole product: the API server, the web console,
+// the scheduler and the command-line client, in one binary.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "opsagent:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `opsagent: a self-hosted AI agent for DevOps and SRE teams
+
+Usage:
+  opsagent serve [flags]     run the server (opsagent serve --help lists flags)
+  opsagent version           print the version
+`
+
+// run dispatches a subcommand. It takes everything from the outside world as
+// arguments so tests can drive it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], getenv, stdout, stderr, nil)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "opsagent", server.Version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// serve opens store, scheduler and server in that order, and closes them in
+// reverse. ready, when set, receives the bound address (tests use port 0).
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg server.Config
+	cfg.Flags(fs, getenv)
+	printConfig := fs.Bool("print-config", false, "print the effective configuration (secrets redacted) and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.Abs(); err != nil {
+		return err
+	}
+	if *printConfig {
+		cfg.Print(stdout)
+		return nil
+	}
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	db, err := store.Open(ctx, cfg.Path("opsagent.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	jobs := scheduler.New(logger)
+	srv, err := server.New(cfg, server.Deps{DB: db, Jobs: jobs, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	jobs.Start()
+	defer jobs.Stop()
+	logger.Info("opsagent listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", server.Version)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	return srv.Serve(ctx, ln)
+}
+
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(strings.ToUpper(level)))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

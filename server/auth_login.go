@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/store"
+)
+
+// signupMode is the effective sign-up policy: the configured one, or open
+// until the first account exists and invite-only after.
+func (s *Server) signupMode(ctx context.Context) (string, error) {
+	if s.cfg.Signup != "" {
+		return s.cfg.Signup, nil
+	}
+	n, err := s.db.CountUsers(ctx)
+	if err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return "open", nil
+	}
+	return "invite", nil
+}
+
+// handleAuthConfig is GET /api/auth/config.
+func (s *Server) handleAuthConfig(c *Ctx) error {
+	mode, err := s.signupMode(c.Context())
+	if err != nil {
+		return err
+	}
+	delivery := "outbox"
+	if s.cfg.SMTPURL != "" {
+		delivery = "smtp"
+	}
+	return c.JSON(200, AuthConfigOut{Signup: mode, SignupEnabled: mode == "open", PasswordResetEnabled: !s.cfg.DisablePasswordReset,
+		EmailDelivery: delivery, MFAMethods: s.mfaKinds(), DeviceFlow: s.deviceFlowEnabled(), PasswordMinLength: 8,
+		AccessTokenTTLSeconds: int(accessTTL / time.Second), RefreshGraceSeconds: int(refreshGrace / time.Second),
+		RefreshTokenTTLSeconds: int(refreshTTL / time.Second), BaseURL: s.cfg.BaseURL})
+}
+
+func (s *Server) mfaKinds() []string {
+	if s.hooks.mfaMethods == nil {
+		return []string{}
+	}
+	return []string{"totp", "webauthn", "backup_code"}
+}
+
+func (s *Server) deviceFlowEnabled() bool { return s.hooks.deviceFlow }
+
+// handleRegister is POST /api/auth/register.
+func (s *Server) handleRegister(c *Ctx) error {
+	var req RegisterRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	mode, err := s.signupMode(c.Context())
+	if err != nil {
+		return err
+	}
+	if mode != "open" {
+		return &store.Error{Code: store.EForbidden, Message: "Self-service sign-up is disabled; ask for an invitation", Reason: "signup_disabled"}
+	}
+	if ok, retry := s.limits.register.Allow(s.clientIP(c.R)); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
+	hash, err := s.hasher.Hash(c.Context(), req.Password)
+	if err != nil {
+		return err
+	}
+	u := &store.User{Email: req.Email, Name: req.Name, PasswordHash: hash}
+	var tokens *issued
+	err = s.db.Write(c.Context(), func(tx *store.Tx) error {
+		if err := store.CreateUserTx(c.Context(), tx, u); err != nil {
+			return err
+		}
+		org, err := store.CreatePersonalOrgTx(c.Context(), tx, u)
+		if err != nil {
+			return err
+		}
+		u.CurrentOrgID = org.ID
+		tokens, err = s.startSessionTx(c.Context(), tx, u, org.ID, c.R, "web")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.sendVerification(c.Context(), u)
+	e := c.auditEvent("auth.registered", "success", "user", u.ID, nil)
+	e.ActorUserID, e.OrgID = u.ID, u.CurrentOrgID
+	s.audit(c.Context(), e)
+	return s.respondTokens(c, http.StatusCreated, tokens)
+}
+
+// handleLogin is POST /api/auth/login. Rate limits per client IP and per
+// address come before any hashing; an unknown address costs the same hash as
+// a wrong password; a success clears the address's failures, so strangers can
+// slow an account down but never lock it for good.
+func (s *Server) handleLogin(c *Ctx) error {
+	var req LoginRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	ip := s.clientIP(c.R)
+	email := store.NormalizeEmail(req.Email)
+	if ok, retry := s.limits.loginIP.Allow(ip); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
+	if ok, retry := s.limits.loginEmail.Allow(email); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
+	u, err := s.db.FindUserByEmail(c.Context(), email)
+	if err != nil && !store.IsNotFound(err) {
+		return err
+	}
+	encoded := ""
+	if u != nil {
+		encoded = u.PasswordHash
+	}
+	ok, err := s.hasher.Verify(c.Context(), encoded, req.Password)
+	if err != nil {
+		return err
+	}
+	if u == nil || !ok {
+		e := c.auditEvent("auth.login_failed", "failure", "user", "", map[string]any{"email": email})
+		if u != nil {
+			e.ActorUserID = u.ID
+			e.OrgID = u.CurrentOrgID
+		}
+		s.audit(c.Context(), e)
+		return &store.Error{Code: store.EUnauthorized, Message: "Incorrect email or password", Reason: "invalid_credentials"}
+	}
+	s.limits.loginEmail.Reset(email)
+	if s.hooks.mfaMethods != nil {
+		if methods := s.hooks.mfaMethods(c.Context(), u.ID); len(methods) > 0 {
+			tok, _, err := s.signer.Issue(auth.TypeMFA, u.ID, "", "", s.Now(), 5*time.Minute)
+			if err != nil {
+				return err
+			}
+			return c.JSON(200, LoginResponse{MFARequired: true, MFAToken: tok, MFAMethods: methods})
+		}
+	}
+	return s.completeLogin(c, u, "web")
+}
+
+// completeLogin opens a session for a user who passed every factor.
+func (s *Server) completeLogin(c *Ctx, u *store.User, kind string) error {
+	org, err := s.orgForToken(c.Context(), u)
+	if err != nil {
+		return err
+	}
+	var tokens *issued
+	err = s.db.Write(c.Context(), func(tx *store.Tx) error {
+		var err error
+		tokens, err = s.startSessionTx(c.Context(), tx, u, org, c.R, kind)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	e := c.auditEvent("auth.login", "success", "session", tokens.claims.Session, nil)
+	e.ActorUserID, e.OrgID = u.ID, org
+	s.audit(c.Context(), e)
+	return s.respondTokens(c, http.StatusOK, tokens)
+}

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/server/mail"
+	"github.com/opsagent/opsagent/store"
+)
+
+const (
+	resetTTL  = time.Hour
+	verifyTTL = 48 * time.Hour
+)
+
+// sameAnswer is what forgot-password and resend-verify say for every address.
+const sameAnswer = "If the address belongs to an account, a message is on its way."
+
+// link builds an absolute console URL for mail.
+func (s *Server) link(path string, q url.Values) string {
+	base := trimSlash(s.cfg.BaseURL)
+	if base == "" {
+		base = "http://" + s.cfg.Addr
+	}
+	return base + path + "?" + q.Encode()
+}
+
+// sendMailed creates a single-use token and mails it; failures are logged, not
+// returned, so the caller's answer never depends on the address.
+func (s *Server) sendMailed(ctx context.Context, u *store.User, kind string, ttl time.Duration, subject, path, intro string) {
+	tok := auth.RandomToken(32)
+	if err := s.db.CreateEmailToken(ctx, u.ID, kind, auth.HashToken(tok), ttl); err != nil {
+		loggerFrom(ctx).Error("mail token", "kind", kind, "err", err)
+		return
+	}
+	body := fmt.Sprintf("%s\n\n%s\n\nThe link works once and expires in %s. If you did not ask for it, ignore this message.\n\nToken: %s\n",
+		intro, s.link(path, url.Values{"token": {tok}}), ttl, tok)
+	if err := s.mail.Send(ctx, mail.Message{To: u.Email, Subject: subject, Body: body}); err != nil {
+		loggerFrom(ctx).Error("send mail", "kind", kind, "err", err)
+	}
+}
+
+func (s *Server) sendVerification(ctx context.Context, u *store.User) {
+	s.sendMailed(ctx, u, store.TokenVerify, verifyTTL, "Verify your opsagent address", "/verify-email",
+		"Confirm that this address belongs to your opsagent account:")
+}
+
+// handleForgotPassword is POST /api/auth/forgot-password: the same 200 for
+// every address; at most a few mails per address per hour.
+func (s *Server) handleForgotPassword(c *Ctx) error {
+	var req ForgotPasswordRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	if s.cfg.DisablePasswordReset {
+		return &store.Error{Code: store.EForbidden, Message: "Self-service password reset is disabled; ask an administrator", Reason: "password_reset_disabled"}
+	}
+	if ok, retry := s.limits.loginIP.Allow("forgot:" + s.clientIP(c.R)); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
+	email := store.NormalizeEmail(req.Email)
+	if ok, _ := s.limits.mailPerAddr.Allow("reset:" + email); ok {
+		if u, err := s.db.FindUserByEmail(c.Context(), email); err == nil {
+			s.sendMailed(c.Context(), u, store.TokenReset, resetTTL, "Reset your opsagent password", "/reset-password",
+				"Someone asked to reset the password of your opsagent account. Choose a new one here:")
+		}
+	}
+	return c.JSON(200, MessageOut{Detail: sameAnswer})
+}
+
+// handleResendVerify is POST /api/auth/resend-verify: the same 200 for every address.
+func (s *Server) handleResendVerify(c *Ctx) error {
+	var req ForgotPasswordRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	if ok, retry := s.limits.loginIP.Allow("verify:" + s.clientIP(c.R)); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
+	email := store.NormalizeEmail(req.Email)
+	if ok, _ := s.limits.mailPerAddr.Allow("verify:" + email); ok {
+		if u, err := s.db.FindUserByEmail(c.Context(), email); err == nil && u.EmailVerifiedAt == nil {
+			s.sendVerification(c.Context(), u)
+		}
+	}
+	return c.JSON(200, MessageOut{Detail: sameAnswer})
+}
+
+// handleResetPassword is POST /api/auth/reset-password: the token works once,
+// and every session of the account ends with the old password.
+func (s *Server) handleResetPassword(c *Ctx) error {
+	var req ResetPasswordRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	hash, err := s.hasher.Hash(c.Context(), req.NewPassword)
+	if err != nil {
+		return err
+	}
+	var userID string
+	err = s.db.Write(c.Context(), func(tx *store.Tx) error {
+		uid, err := store.ConsumeEmailTokenTx(c.Context(), tx, store.TokenReset, auth.HashToken(req.Token))
+		if err != nil {
+			return err
+		}
+		userID = uid
+		if _, err := tx.ExecContext(c.Context(), `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`, hash, store.TS(tx.Now), uid); err != nil {
+			return err
+		}
+		// A reset proves control of the mailbox.
+		if err := store.MarkEmailVerifiedTx(c.Context(), tx, uid); err != nil {
+			return err
+		}
+		return store.RevokeAllForUserTx(c.Context(), tx, uid, "password_reset")
+	})
+	if err != nil {
+		return err
+	}
+	e := c.auditEvent("auth.password_reset", "success", "user", userID, nil)
+	e.ActorUserID = userID
+	s.audit(c.Context(), e)
+	return c.NoContent()
+}
+
+// handleVerifyEmail is POST /api/auth/verify-email.
+func (s *Server) handleVerifyEmail(c *Ctx) error {
+	var req VerifyEmailRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	err := s.db.Write(c.Context(), func(tx *store.Tx) error {
+		uid, err := store.ConsumeEmailTokenTx(c.Context(), tx, store.TokenVerify, auth.HashToken(req.Token))
+		if err != nil {
+			return err
+		}
+		return store.MarkEmailVerifiedTx(c.Context(), tx, uid)
+	})
+	if err != nil {
+		return err
+	}
+	return c.NoContent()
+}
+
+// handleChangePassword is POST /api/auth/change-password: the current password
+// is checked (rate-limited like a login); other sessions end.
+func (s *Server) handleChangePassword(c *Ctx) error {
+	var req ChangePasswordRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	if ok, retry := s.limits.loginEmail.Allow(store.NormalizeEmail(c.ID.Email)); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
+	u, err := s.db.FindUserByID(c.Context(), c.ID.UserID)
+	if err != nil {
+		return err
+	}
+	ok, err := s.hasher.Verify(c.Context(), u.PasswordHash, req.CurrentPassword)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		c.Audit("auth.password_change_failed", "failure", "user", u.ID, nil)
+		return invalid("Current password is incorrect", "value_error", "body", "current_password")
+	}
+	hash, err := s.hasher.Hash(c.Context(), req.NewPassword)
+	if err != nil {
+		return err
+	}
+	if err := s.db.SetPassword(c.Context(), u.ID, hash, c.ID.SessionID); err != nil {
+		return err
+	}
+	c.Audit("auth.password_changed", "success", "user", u.ID, nil)
+	return c.NoContent()
+}

@@ -1,0 +1,264 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"time"
+
+	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/store"
+)
+
+const (
+	refreshTTL   = 30 * 24 * time.Hour
+	refreshGrace = 30 * time.Second
+	// reuseLookback bounds how many older generations are checked to recognise
+	// a replayed refresh token (each check is one HMAC).
+	reuseLookback = 64
+)
+
+// issued is a fresh credential pair for a login session.
+type issued struct {
+	access  string
+	refresh string
+	claims  *auth.Claims
+}
+
+// startSessionTx opens a login session for u acting in orgID.
+func (s *Server) startSessionTx(ctx context.Context, tx *store.Tx, u *store.User, orgID string, r *http.Request, kind string) (*issued, error) {
+	sess := &store.AuthSession{ID: store.NewID(), UserID: u.ID, Salt: auth.RandomBytes(16), Generation: 0,
+		UserAgent: truncate(r.UserAgent(), 256), IP: s.clientIP(r), Kind: kind, ExpiresAt: tx.Now.Add(refreshTTL)}
+	refresh := s.signer.RefreshToken(sess.ID, sess.Salt, 0)
+	sess.RefreshHash = auth.HashToken(refresh)
+	if err := store.CreateAuthSessionTx(ctx, tx, sess); err != nil {
+		return nil, err
+	}
+	if err := store.TouchLoginTx(ctx, tx, u.ID); err != nil {
+		return nil, err
+	}
+	access, claims, err := s.signer.Issue(auth.TypeAccess, u.ID, sess.ID, orgID, tx.Now, accessTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &issued{access: access, refresh: refresh, claims: claims}, nil
+}
+
+// respondTokens writes the TokenResponse and both cookies.
+func (s *Server) respondTokens(c *Ctx, status int, t *issued) error {
+	s.setAuthCookies(c.W, t.access, t.refresh)
+	return c.JSON(status, TokenResponse{AccessToken: t.access, TokenType: "bearer", ExpiresIn: int(accessTTL / time.Second)})
+}
+
+func (s *Server) setAuthCookies(w http.ResponseWriter, access, refresh string) {
+	secure := s.cfg.SecureCookies()
+	http.SetCookie(w, &http.Cookie{Name: accessCookie, Value: access, Path: "/", MaxAge: int(accessTTL / time.Second),
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+	if refresh != "" {
+		http.SetCookie(w, &http.Cookie{Name: refreshCookie, Value: refresh, Path: "/api/auth", MaxAge: int(refreshTTL / time.Second),
+			HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+	}
+}
+
+func (s *Server) clearAuthCookies(w http.ResponseWriter) {
+	secure := s.cfg.SecureCookies()
+	http.SetCookie(w, &http.Cookie{Name: accessCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Value: "", Path: "/api/auth", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+}
+
+// orgForToken picks the org a new access token acts in: the user's current
+// org if still a member, else their oldest membership.
+func (s *Server) orgForToken(ctx context.Context, u *store.User) (string, error) {
+	if u.CurrentOrgID != "" {
+		if _, err := s.db.FindRole(ctx, u.CurrentOrgID, u.ID); err == nil {
+			return u.CurrentOrgID, nil
+		}
+	}
+	orgs, err := s.db.FindOrgsForUser(ctx, u.ID)
+	if err != nil {
+		return "", err
+	}
+	if len(orgs) == 0 {
+		return "", unauthorized("account has no organization")
+	}
+	return orgs[0].ID, nil
+}
+
+// refreshFromRequest returns the refresh token from the cookie or the body.
+func refreshFromRequest(c *Ctx, body string) string {
+	if body != "" {
+		return body
+	}
+	if ck, err := c.R.Cookie(refreshCookie); err == nil {
+		return ck.Value
+	}
+	return ""
+}
+
+// handleRefresh is POST /api/auth/refresh: section 3's state table. The
+// current token rotates; the previous one within 30 s gets the same new token
+// (concurrent tabs); the previous one later, or any older one, is reuse of a
+// stolen token and revokes the whole session.
+func (s *Server) handleRefresh(c *Ctx) error {
+	var req RefreshRequest
+	if c.R.ContentLength > 0 {
+		if err := c.Bind(&req); err != nil {
+			return err
+		}
+	}
+	tok := refreshFromRequest(c, req.RefreshToken)
+	if tok == "" {
+		return unauthorized("No refresh token")
+	}
+	if ok, retry := s.limits.refresh.Allow(s.clientIP(c.R)); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
+	sid, ok := auth.SessionOfRefresh(tok)
+	if !ok {
+		return unauthorized("Invalid refresh token")
+	}
+	h := auth.HashToken(tok)
+	var out *issued
+	var reused bool
+	err := s.db.Write(c.Context(), func(tx *store.Tx) error {
+		sess, err := store.FindAuthSessionTx(c.Context(), tx, sid)
+		if err != nil {
+			return unauthorized("Invalid refresh token")
+		}
+		if sess.RevokedAt != nil || !sess.ExpiresAt.After(tx.Now) {
+			return unauthorized("Session has ended; sign in again")
+		}
+		u, err := store.FindUserTx(c.Context(), tx, sess.UserID)
+		if err != nil {
+			return unauthorized("Session has ended; sign in again")
+		}
+		gen := sess.Generation
+		switch {
+		case subtle.ConstantTimeCompare(h, sess.RefreshHash) == 1:
+			gen++
+			next := s.signer.RefreshToken(sess.ID, sess.Salt, gen)
+			if err := store.RotateAuthSessionTx(c.Context(), tx, sess.ID, gen, auth.HashToken(next), sess.RefreshHash, s.clientIP(c.R), truncate(c.R.UserAgent(), 256)); err != nil {
+				return err
+			}
+			out = &issued{refresh: next}
+		case sess.PrevRefreshHash != nil && subtle.ConstantTimeCompare(h, sess.PrevRefreshHash) == 1 &&
+			sess.RotatedAt != nil && tx.Now.Sub(*sess.RotatedAt) <= refreshGrace:
+			out = &issued{refresh: s.signer.RefreshToken(sess.ID, sess.Salt, gen)}
+		default:
+			if s.isOlderGeneration(sess, tok) {
+				reused = true
+				return store.RevokeAuthSessionTx(c.Context(), tx, sess.ID, "refresh_reuse")
+			}
+			return unauthorized("Invalid refresh token")
+		}
+		org, err := s.orgForTokenTx(c.Context(), tx, u)
+		if err != nil {
+			return err
+		}
+		out.access, out.claims, err = s.signer.Issue(auth.TypeAccess, u.ID, sess.ID, org, tx.Now, accessTTL)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if reused {
+		c.Audit("auth.refresh_reuse", "denied", "session", sid, nil)
+		s.clearAuthCookies(c.W)
+		return &store.Error{Code: store.EUnauthorized, Message: "Refresh token reuse detected; the session was revoked", Reason: "refresh_reuse"}
+	}
+	return s.respondTokens(c, http.StatusOK, out)
+}
+
+// isOlderGeneration recognises a token this session issued before.
+func (s *Server) isOlderGeneration(sess *store.AuthSession, tok string) bool {
+	for g := sess.Generation - 1; g >= 0 && g >= sess.Generation-reuseLookback; g-- {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.signer.RefreshToken(sess.ID, sess.Salt, g))) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) orgForTokenTx(ctx context.Context, tx *store.Tx, u *store.User) (string, error) {
+	if u.CurrentOrgID != "" {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM org_members WHERE org_id = ? AND user_id = ?`, u.CurrentOrgID, u.ID).Scan(&n); err != nil {
+			return "", err
+		}
+		if n > 0 {
+			return u.CurrentOrgID, nil
+		}
+	}
+	var org string
+	err := tx.QueryRowContext(ctx, `SELECT org_id FROM org_members WHERE user_id = ? ORDER BY created_at LIMIT 1`, u.ID).Scan(&org)
+	if err != nil {
+		return "", unauthorized("account has no organization")
+	}
+	return org, store.SetCurrentOrgTx(ctx, tx, u.ID, org)
+}
+
+// handleLogout is POST /api/auth/logout: best effort, exempt from the token
+// check so an expired session can still clear its cookies.
+func (s *Server) handleLogout(c *Ctx) error {
+	ctx := c.Context()
+	var sid, userID string
+	if ck, err := c.R.Cookie(refreshCookie); err == nil {
+		if id, ok := auth.SessionOfRefresh(ck.Value); ok {
+			if sess, err := s.db.FindAuthSessionByID(ctx, id); err == nil &&
+				subtle.ConstantTimeCompare(auth.HashToken(ck.Value), sess.RefreshHash) == 1 {
+				sid, userID = id, sess.UserID
+			}
+		}
+	}
+	tok, _ := bearer(c.R)
+	claims, _ := s.signer.Verify(tok, auth.TypeAccess)
+	if claims != nil {
+		if sid == "" {
+			sid = claims.Session
+		}
+		userID = claims.Subject
+	}
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
+		if sid != "" {
+			if err := store.RevokeAuthSessionTx(ctx, tx, sid, "logout"); err != nil {
+				return err
+			}
+		}
+		if claims != nil {
+			return store.RevokeTokenTx(ctx, tx, claims.ID, claims.ExpiresAt.Time)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if claims != nil {
+		s.revoked.add(claims.ID, claims.ExpiresAt.Time)
+	}
+	if userID != "" {
+		e := c.auditEvent("auth.logout", "success", "session", sid, nil)
+		e.ActorUserID = userID
+		s.audit(ctx, e)
+	}
+	s.clearAuthCookies(c.W)
+	return c.NoContent()
+}
+
+// handleLogoutAll is POST /api/auth/logout-all: every session revoked and the
+// user's epoch stamped, which also voids their API keys.
+func (s *Server) handleLogoutAll(c *Ctx) error {
+	ctx := c.Context()
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
+		if err := store.RevokeAllForUserTx(ctx, tx, c.ID.UserID, "logout_all"); err != nil {
+			return err
+		}
+		return store.RevokeTokenTx(ctx, tx, c.ID.JTI, tx.Now.Add(accessTTL))
+	})
+	if err != nil {
+		return err
+	}
+	s.revoked.add(c.ID.JTI, s.Now().Add(accessTTL))
+	c.Audit("auth.logout_all", "success", "user", c.ID.UserID, nil)
+	s.clearAuthCookies(c.W)
+	return c.NoContent()
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/opsagent/opsagent/store"
+)
+
+type ctxKey int
+
+const (
+	paramsKey ctxKey = iota
+	identityKey
+	requestIDKey
+	loggerKey
+)
+
+// loggerFrom returns the request's logger (carrying its request id).
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type param struct{ name, value string }
+
+func withParams(ctx context.Context, p []param) context.Context {
+	return context.WithValue(ctx, paramsKey, p)
+}
+
+// Identity is the authenticated caller of a request.
+type Identity struct {
+	UserID    string
+	Email     string
+	OrgID     string // the org the credential acts in
+	Role      string // the user's current role in OrgID
+	SessionID string // login session, for access tokens
+	JTI       string
+	// API keys: the key's id, its declared scopes and optional project allow-list.
+	KeyID    string
+	Scopes   []string
+	Projects []string
+}
+
+// Human reports whether the caller signed in as a person (not an API key).
+func (id *Identity) Human() bool { return id != nil && id.KeyID == "" }
+
+// IdentityFrom returns the caller of ctx, nil when unauthenticated.
+func IdentityFrom(ctx context.Context) *Identity {
+	id, _ := ctx.Value(identityKey).(*Identity)
+	return id
+}
+
+// RequestID returns the id the access log and error bodies carry.
+func RequestID(ctx context.Context) string {
+	s, _ := ctx.Value(requestIDKey).(string)
+	return s
+}
+
+// Ctx is what every handler receives: the exchange, the route, the caller.
+type Ctx struct {
+	W       http.ResponseWriter
+	R       *http.Request
+	Route   *Route
+	ID      *Identity
+	Project *store.Project
+	srv     *Server
+}
+
+// Context is the request's context.
+func (c *Ctx) Context() context.Context { return c.R.Context() }
+
+// Param returns a path parameter by its name in the route path.
+func (c *Ctx) Param(name string) string {
+	ps, _ := c.R.Context().Value(paramsKey).([]param)
+	for _, p := range ps {
+		if p.name == name {
+			return p.value
+		}
+	}
+	return ""
+}
+
+// IDParam returns a uuid path parameter; anything that is not a uuid is a
+// not-found, exactly like an id that does not exist.
+func (c *Ctx) IDParam(name string) (string, error) {
+	v := c.Param(name)
+	if !store.ValidID(v) {
+		return "", store.NotFound(humanName(name))
+	}
+	return v, nil
+}
+
+// JSON writes v with status.
+func (c *Ctx) JSON(status int, v any) error {
+	writeJSON(c.W, status, v)
+	return nil
+}
+
+// NoContent writes 204.
+func (c *Ctx) NoContent() error {
+	c.W.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// OrgID is the caller's current org.
+func (c *Ctx) OrgID() string { return c.ID.OrgID }
+
+// ProjectID is the resolved X-Project-ID of a project route.
+func (c *Ctx) ProjectID() string { return c.Project.ID }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if v == nil {
+		return
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func humanName(param string) string {
+	switch param {
+	case "org_id":
+		return "organization"
+	case "user_id":
+		return "user"
+	case "project_id":
+		return "project"
+	case "session_id":
+		return "session"
+	}
+	if n := len(param); n > 3 && param[n-3:] == "_id" {
+		return param[:n-3]
+	}
+	return param
+}

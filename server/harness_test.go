@@ -1,0 +1,265 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/store"
+)
+
+// testEnv is a real server on a loopback port over a real SQLite file in a
+// temp dir. Tests talk HTTP to it.
+type testEnv struct {
+	t     *testing.T
+	URL   string
+	Srv   *server.Server
+	DB    *store.DB
+	Dir   string
+	Cfg   server.Config
+	mu    sync.Mutex
+	now   time.Time
+	Logs  *bytes.Buffer
+	close func()
+}
+
+// newEnv starts a server; opts adjust the config before it starts.
+func newEnv(t *testing.T, opts ...func(*server.Config)) *testEnv {
+	t.Helper()
+	dir := t.TempDir()
+	return startEnv(t, dir, opts...)
+}
+
+func startEnv(t *testing.T, dir string, opts ...func(*server.Config)) *testEnv {
+	t.Helper()
+	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second,
+		MailFrom: "opsagent <noreply@test>", LogLevel: "debug"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	db, err := store.Open(ctx, dir+"/opsagent.db")
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	logs := &bytes.Buffer{}
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := server.New(cfg, server.Deps{DB: db, Logger: logger})
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &testEnv{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, DB: db, Dir: dir, Cfg: cfg, Logs: logs, now: time.Now().UTC()}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ctx, ln)
+	}()
+	var once sync.Once
+	env.close = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			db.Close()
+		})
+	}
+	t.Cleanup(env.close)
+	return env
+}
+
+// Restart stops the server and starts a new one on the same data directory.
+func (e *testEnv) Restart(opts ...func(*server.Config)) *testEnv {
+	e.close()
+	return startEnv(e.t, e.Dir, opts...)
+}
+
+// UseClock switches the server to a manual clock starting now.
+func (e *testEnv) UseClock() {
+	e.mu.Lock()
+	e.now = time.Now().UTC()
+	e.mu.Unlock()
+	e.Srv.SetClock(func() time.Time {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.now
+	})
+}
+
+// Advance moves the manual clock.
+func (e *testEnv) Advance(d time.Duration) {
+	e.mu.Lock()
+	e.now = e.now.Add(d)
+	e.mu.Unlock()
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// client is one HTTP caller: a cookie jar (like a browser) and an optional
+// bearer token or API key, and an optional project header.
+type client struct {
+	env     *testEnv
+	hc      *http.Client
+	Token   string
+	Project string
+	Email   string
+	Header  http.Header
+}
+
+func (e *testEnv) newClient() *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{env: e, hc: &http.Client{Jar: jar, Timeout: 30 * time.Second}, Header: http.Header{}}
+}
+
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body as an object.
+func (r *resp) JSON() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// List decodes the body as an array of objects.
+func (r *resp) List() []map[string]any {
+	var m []map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+func (r *resp) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// do sends a request; body may be nil, a string/[]byte (sent raw) or a value (JSON).
+func (c *client) do(method, path string, body any) *resp {
+	c.env.t.Helper()
+	var rd io.Reader
+	ct := ""
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd, ct = strings.NewReader(b), "application/json"
+	case []byte:
+		rd, ct = bytes.NewReader(b), "application/json"
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			c.env.t.Fatal(err)
+		}
+		rd, ct = bytes.NewReader(j), "application/json"
+	}
+	req, err := http.NewRequest(method, c.env.URL+path, rd)
+	if err != nil {
+		c.env.t.Fatal(err)
+	}
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if c.Project != "" {
+		req.Header.Set("X-Project-ID", c.Project)
+	}
+	for k, vs := range c.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		c.env.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return &resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// must sends a request and fails the test unless the status is want.
+func (c *client) must(want int, method, path string, body any) *resp {
+	c.env.t.Helper()
+	r := c.do(method, path, body)
+	if r.Status != want {
+		c.env.t.Fatalf("%s %s: got status %d, want %d; body %s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// register creates an account and returns a client holding its access token.
+func (e *testEnv) register(email string) *client {
+	e.t.Helper()
+	c := e.newClient()
+	r := c.must(201, "POST", "/api/auth/register", map[string]any{"email": email, "password": "correct horse battery", "name": strings.Split(email, "@")[0]})
+	c.Token = r.JSON()["access_token"].(string)
+	c.Email = email
+	return c
+}
+
+// cookie returns a cookie the client holds for path.
+func (c *client) cookie(name, path string) string {
+	u, _ := http.NewRequest("GET", c.env.URL+path, nil)
+	for _, ck := range c.hc.Jar.Cookies(u.URL) {
+		if ck.Name == name {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// wantValidation asserts a 422 whose first error sits at loc.
+func wantValidation(t *testing.T, r *resp, loc ...any) {
+	t.Helper()
+	if r.Status != 422 {
+		t.Fatalf("got status %d, want 422; body %s", r.Status, r.Body)
+	}
+	var body struct {
+		Detail []struct {
+			Loc  []any  `json:"loc"`
+			Msg  string `json:"msg"`
+			Type string `json:"type"`
+		} `json:"detail"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil || len(body.Detail) == 0 {
+		t.Fatalf("422 body not in FastAPI shape: %s", r.Body)
+	}
+	want, _ := json.Marshal(loc)
+	for _, d := range body.Detail {
+		got, _ := json.Marshal(d.Loc)
+		if string(got) == string(want) {
+			if d.Msg == "" || d.Type == "" {
+				t.Fatalf("error at %s lacks msg or type: %s", got, r.Body)
+			}
+			return
+		}
+	}
+	t.Fatalf("got 422 %s, want an error at %s", r.Body, want)
+}

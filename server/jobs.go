@@ -1,0 +1,43 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/opsagent/opsagent/scheduler"
+)
+
+// registerJobs adds the platform's own background work to the runner.
+func (s *Server) registerJobs(r *scheduler.Runner) error {
+	if err := r.Add("account-erasure", "@every 1m", s.runErasures); err != nil {
+		return err
+	}
+	return r.Add("purge-expired", "@every 1h", func(ctx context.Context) error {
+		s.revoked.sweep(s.Now())
+		return s.db.PurgeExpired(ctx)
+	})
+}
+
+// runErasures is the account-erasure worker: it deletes the data of closed
+// accounts and their avatar files.
+func (s *Server) runErasures(ctx context.Context) error {
+	for {
+		done, err := s.db.ProcessErasures(ctx, 50)
+		if err != nil {
+			return err
+		}
+		for _, u := range done {
+			if u.Avatar != "" {
+				os.Remove(s.cfg.Path("avatars", filepath.Base(u.Avatar)))
+			}
+			s.log.Info("account erased", "user_id", u.UserID)
+		}
+		if len(done) < 50 {
+			return nil
+		}
+	}
+}
+
+// RunErasures runs the erasure worker once (tests and the CLI use it).
+func (s *Server) RunErasures(ctx context.Context) error { return s.runErasures(ctx) }

@@ -1,0 +1,276 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/store"
+)
+
+const (
+	accessCookie  = "svc_access_token"
+	refreshCookie = "svc_refresh_token"
+	accessTTL     = 15 * time.Minute
+)
+
+// buildHandler assembles the router and the handlers that sit outside it.
+func (s *Server) buildHandler() http.Handler {
+	rt := buildRouter(s.routes, s.wrap)
+	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") && r.Method == http.MethodGet {
+			s.serveConsole(w, r)
+			return
+		}
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+	})
+	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"detail": "Method Not Allowed"})
+	})
+	return rt
+}
+
+// statusRecorder remembers the status for the access log and passes Flush
+// through so server-sent events work.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// wrap turns a route into a handler: request id, access log, panic recovery,
+// body cap, authentication, cross-origin check, permission and project
+// resolution: the guards live here once, not in each handler.
+func (s *Server) wrap(rt *Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rid := r.Header.Get("X-Request-ID")
+		if rid == "" || len(rid) > 64 {
+			rid = store.NewID()
+		}
+		w.Header().Set("X-Request-ID", rid)
+		logger := s.log.With("request_id", rid)
+		ctx := context.WithValue(r.Context(), requestIDKey, rid)
+		ctx = context.WithValue(ctx, loggerKey, logger)
+		r = r.WithContext(ctx)
+		rec := &statusRecorder{ResponseWriter: w}
+		c := &Ctx{W: rec, R: r, Route: rt, srv: s}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				writeError(rec, r, fmt.Errorf("panic: %v", p))
+			}
+			attrs := []any{"method", r.Method, "route", rt.Path, "status", rec.status,
+				"duration_ms", float64(time.Since(start).Microseconds()) / 1000, "bytes", rec.bytes, "ip", s.clientIP(r)}
+			if c.ID != nil {
+				attrs = append(attrs, "user_id", c.ID.UserID)
+				if c.ID.KeyID != "" {
+					attrs = append(attrs, "key_id", c.ID.KeyID)
+				}
+			}
+			logger.Info("request", attrs...)
+		}()
+		if err := s.serveRoute(c); err != nil {
+			writeError(rec, c.R, err)
+		}
+	})
+}
+
+func (s *Server) serveRoute(c *Ctx) error {
+	rt, r := c.Route, c.R
+	limit := rt.MaxBody
+	if limit == 0 {
+		limit = s.cfg.MaxBodyBytes
+	}
+	if r.ContentLength > limit {
+		return &http.MaxBytesError{Limit: limit}
+	}
+	r.Body = http.MaxBytesReader(c.W, r.Body, limit)
+	if rt.Auth != AuthNone {
+		id, viaCookie, err := s.authenticate(r)
+		if err != nil {
+			return err
+		}
+		c.ID = id
+		c.R = r.WithContext(context.WithValue(r.Context(), identityKey, id))
+		if viaCookie {
+			if err := s.cop.Check(r); err != nil {
+				return forbidden("cross-origin request refused")
+			}
+		}
+		if rt.Auth == AuthHuman && !id.Human() {
+			return &store.Error{Code: store.EForbidden, Message: "API keys cannot call this route; sign in as a person", Reason: "human_only"}
+		}
+		if !id.Can(rt.Perm) {
+			s.onPermissionDenied(c)
+			return &store.Error{Code: store.EForbidden, Message: "your role does not allow this (" + string(rt.Perm) + ")", Reason: "permission_denied"}
+		}
+	}
+	if rt.Project {
+		p, err := s.resolveProject(c)
+		if err != nil {
+			return err
+		}
+		c.Project = p
+	}
+	return rt.Handle(c)
+}
+
+// onPermissionDenied is where denials are audited.
+func (s *Server) onPermissionDenied(c *Ctx) {
+	if s.hooks.denied != nil {
+		s.hooks.denied(c)
+	}
+}
+
+// resolveProject reads X-Project-ID and returns the project if the caller may see it.
+func (s *Server) resolveProject(c *Ctx) (*store.Project, error) {
+	raw := strings.TrimSpace(c.R.Header.Get("X-Project-ID"))
+	if raw == "" {
+		return nil, invalid("Field required", "missing", "header", "x-project-id")
+	}
+	if !store.ValidID(raw) {
+		return nil, invalid("Input should be a valid UUID", "uuid_parsing", "header", "x-project-id")
+	}
+	if !c.ID.CanProject(raw) {
+		return nil, store.NotFound("project")
+	}
+	p, err := s.db.FindProjectInOrg(c.Context(), c.ID.OrgID, raw)
+	if err != nil {
+		return nil, err
+	}
+	if s.hooks.projectAccess != nil {
+		if err := s.hooks.projectAccess(c, p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// bearer extracts the credential: Authorization header first, then the access cookie.
+func bearer(r *http.Request) (token string, viaCookie bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+			return strings.TrimSpace(h[7:]), false
+		}
+		return "", false
+	}
+	if ck, err := r.Cookie(accessCookie); err == nil {
+		return ck.Value, true
+	}
+	return "", false
+}
+
+// authenticate checks the credential on every request: signature and type,
+// the jti blocklist, the login session, the user's revocation epoch and the
+// current role, so revocations and demotions apply from the next request.
+func (s *Server) authenticate(r *http.Request) (*Identity, bool, error) {
+	tok, viaCookie := bearer(r)
+	if tok == "" {
+		return nil, false, unauthorized("Not authenticated")
+	}
+	if strings.HasPrefix(tok, "opsk_") {
+		if s.hooks.apiKey == nil {
+			return nil, false, unauthorized("Invalid API key")
+		}
+		id, err := s.hooks.apiKey(r, tok)
+		return id, false, err
+	}
+	claims, err := s.signer.Verify(tok, auth.TypeAccess)
+	if err != nil {
+		return nil, false, unauthorized("Invalid or expired token")
+	}
+	id, err := s.identityFromClaims(r.Context(), claims)
+	return id, viaCookie, err
+}
+
+func (s *Server) identityFromClaims(ctx context.Context, claims *auth.Claims) (*Identity, error) {
+	if s.revoked.has(claims.ID) {
+		return nil, unauthorized("Token has been revoked")
+	}
+	p, err := s.db.FindPrincipal(ctx, claims.Subject, claims.Session, claims.Org)
+	if store.IsNotFound(err) {
+		return nil, unauthorized("Invalid or expired token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.SessionRevoked || !p.SessionExpires.After(s.Now()) {
+		return nil, unauthorized("Session has ended; sign in again")
+	}
+	if claims.IssuedAt == nil || claims.IssuedAt.Time.Before(p.TokensValidAfter) {
+		return nil, unauthorized("Token has been revoked")
+	}
+	if p.Role == "" {
+		return nil, &store.Error{Code: store.EUnauthorized, Message: "You are no longer a member of this organization; refresh your session", Reason: "org_membership_ended"}
+	}
+	return &Identity{UserID: p.UserID, Email: p.Email, OrgID: claims.Org, Role: p.Role, SessionID: claims.Session, JTI: claims.ID}, nil
+}
+
+// clientIP is the peer address, or the first X-Forwarded-For hop behind a trusted proxy.
+func (s *Server) clientIP(r *http.Request) string {
+	if s.cfg.TrustProxy {
+		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+			first, _, _ := strings.Cut(xff, ",")
+			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+				return ip.String()
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// Bind decodes and validates the JSON body into dst.
+func (c *Ctx) Bind(dst any) error {
+	ct := c.R.Header.Get("Content-Type")
+	if ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return invalid("Content-Type must be application/json", "content_type", "header", "content-type")
+	}
+	err := decodeBody(c.R.Body, dst)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return mbe
+	}
+	return err
+}
+
+// BindQuery parses the query into dst (see bindQuery).
+func (c *Ctx) BindQuery(dst any) error { return bindQuery(c.R.URL.Query(), dst) }
+
+// ClientIP is the caller's address.
+func (c *Ctx) ClientIP() string { return c.srv.clientIP(c.R) }

@@ -1,0 +1,194 @@
+// Package server is the HTTP API: one route table, one handler per route,
+// errors in the shapes of CONVENTIONS.md. Nothing imports this package but main.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/server/mail"
+	"github.com/opsagent/opsagent/server/ratelimit"
+	"github.com/opsagent/opsagent/store"
+)
+
+// Version is the product version reported by /api/version and OpenAPI.
+var Version = "0.1.0"
+
+// Server holds the parts every handler shares.
+type Server struct {
+	cfg     Config
+	db      *store.DB
+	log     *slog.Logger
+	signer  *auth.Signer
+	hasher  *auth.Hasher
+	mail    mail.Sender
+	jobs    *scheduler.Runner
+	revoked *revocationList
+	limits  limits
+	cop     *http.CrossOriginProtection
+	routes  []*Route
+	handler http.Handler
+	started time.Time
+	// hooks let later features (API keys, project membership, audit) plug into
+	// the one request pipeline without each handler knowing.
+	hooks struct {
+		apiKey        func(r *http.Request, key string) (*Identity, error)
+		projectAccess func(c *Ctx, p *store.Project) error
+		denied        func(c *Ctx)
+		// mfaMethods returns the second factors a user has enrolled (login asks for one when any).
+		mfaMethods func(ctx context.Context, userID string) []string
+		// deviceFlow is set when the device-code sign-in is installed.
+		deviceFlow bool
+		// audit records security events (sign-in, sign-out, failures).
+		audit func(ctx context.Context, e AuditEvent)
+	}
+	// Now is the server's clock; tests move it to cross time windows.
+	Now func() time.Time
+}
+
+type limits struct {
+	loginIP, loginEmail *ratelimit.Limiter
+	mailPerAddr         *ratelimit.Limiter
+	register            *ratelimit.Limiter
+	clientEvents        *ratelimit.Limiter
+	clientErrors        *ratelimit.Limiter
+	refresh             *ratelimit.Limiter
+}
+
+// Deps are the opened parts the server is built from (main opens them in order).
+type Deps struct {
+	DB     *store.DB
+	Jobs   *scheduler.Runner
+	Logger *slog.Logger
+}
+
+// New builds the server: keys are loaded or generated under the data dir.
+func New(cfg Config, d Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	key, err := loadOrCreateKey(cfg.Path("keys", "jwt.key"), 64)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := auth.NewSigner(key)
+	if err != nil {
+		return nil, err
+	}
+	sender, err := mail.New(cfg.SMTPURL, cfg.MailFrom, cfg.Path("outbox"), d.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureDir(cfg.Path("avatars")); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, db: d.DB, log: d.Logger, signer: signer, hasher: auth.NewHasher(0), mail: sender,
+		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
+		cop: http.NewCrossOriginProtection(),
+	}
+	if cfg.BaseURL != "" {
+		_ = s.cop.AddTrustedOrigin(trimSlash(cfg.BaseURL))
+	}
+	s.limits = limits{
+		// Per address and per client IP, checked before any hashing.
+		loginIP:    ratelimit.New(30, time.Minute),
+		loginEmail: ratelimit.New(10, 5*time.Minute),
+		// Mailing flows: no more than a few messages per address per hour.
+		mailPerAddr:  ratelimit.New(5, time.Hour),
+		register:     ratelimit.New(10, time.Hour),
+		clientEvents: ratelimit.New(100, time.Minute),
+		clientErrors: ratelimit.New(60, time.Minute),
+		refresh:      ratelimit.New(120, time.Minute),
+	}
+	for _, l := range []*ratelimit.Limiter{s.limits.loginIP, s.limits.loginEmail, s.limits.mailPerAddr, s.limits.register, s.limits.clientEvents, s.limits.clientErrors, s.limits.refresh} {
+		l.Now = func() time.Time { return s.Now() }
+	}
+	s.revoked, err = loadRevocations(context.Background(), d.DB)
+	if err != nil {
+		return nil, err
+	}
+	s.routes = s.routeTable()
+	s.handler = s.buildHandler()
+	if d.Jobs != nil {
+		if err := s.registerJobs(d.Jobs); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Handler returns the root handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Routes returns the route table (read-only by convention).
+func (s *Server) Routes() []*Route { return s.routes }
+
+// Serve runs the HTTP server on ln until ctx ends, then drains requests.
+// BaseContext is cancelled at shutdown so SSE and MCP streams close.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      0, // streams (SSE) write for as long as they live; handlers bound their own work
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
+	cancelBase()
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && e != nil {
+		return e
+	}
+	return err
+}
+
+func loadOrCreateKey(path string, n int) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if len(b) < 32 {
+			return nil, errors.New(path + ": key file too short; remove it to generate a new one")
+		}
+		return b, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := ensureDir(dirOf(path)); err != nil {
+		return nil, err
+	}
+	key := auth.RandomBytes(n)
+	if err := writeFileAtomic(path, key, 0o600); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// SetClock replaces every clock the server reads (tokens, rows, rate limits);
+// tests use it to cross time windows without sleeping.
+func (s *Server) SetClock(now func() time.Time) {
+	s.Now = now
+	s.db.Now = now
+	s.signer.Now = now
+}

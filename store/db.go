@@ -1,0 +1,201 @@
+// Package store keeps the tenancy data in SQLite: one writer connection, a
+// pool of readers, forward-only embedded migrations, one transaction per
+// public method. Nothing here imports another package of the project.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DB is the handle to the product database.
+type DB struct {
+	w    *sql.DB // exactly one connection: SQLite has one writer anyway, and this keeps BUSY away
+	r    *sql.DB // readers, WAL lets them run beside the writer
+	Path string
+	// Now is the clock every transaction stamps its rows with; tests replace it.
+	Now func() time.Time
+}
+
+// Querier is what read helpers need; both *sql.DB and *sql.Tx satisfy it.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Open opens (creating if needed) the database at path and migrates it.
+// It refuses a database whose schema is newer than this binary.
+func Open(ctx context.Context, path string) (*DB, error) {
+	pragmas := []string{
+		"journal_mode(WAL)",
+		"busy_timeout(10000)",
+		"foreign_keys(1)",
+		// FULL: an acknowledged write survives power loss, which the API promises.
+		"synchronous(FULL)",
+		"temp_store(MEMORY)",
+		"cache_size(-16000)",
+	}
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	rq := url.Values{}
+	for _, p := range pragmas {
+		rq.Add("_pragma", p)
+	}
+	rq.Add("_pragma", "query_only(1)")
+	r, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := max(4, runtime.NumCPU()*2)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	db := &DB{w: w, r: r, Path: path, Now: func() time.Time { return time.Now().UTC() }}
+	if err := w.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// Reader returns the read pool for queries that need no transaction.
+func (db *DB) Reader() *sql.DB { return db.r }
+
+// Tx is one write transaction; Now is fixed for its whole life so every row it
+// writes carries the same time.
+type Tx struct {
+	*sql.Tx
+	Now time.Time
+}
+
+// Write runs fn in one IMMEDIATE transaction on the writer connection,
+// retrying a bounded number of times when the file is busy (another process,
+// such as a backup, holds the lock).
+func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = db.writeOnce(ctx, fn)
+		if !isBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
+	stx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	tx := &Tx{Tx: stx, Now: db.Now().UTC()}
+	if err := fn(tx); err != nil {
+		_ = stx.Rollback()
+		return err
+	}
+	return stx.Commit()
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+// isUnique reports a UNIQUE constraint violation.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// NewID returns a UUIDv7 string: ids sort by creation time.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// ValidID reports whether s is a canonical uuid string.
+func ValidID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
+}
+
+// timeLayout is fixed-width so stored times sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// TS formats t for storage.
+func TS(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// ParseTS reads a stored time; empty means zero.
+func ParseTS(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		t, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return t.UTC()
+}
+
+func nullTS(t *time.Time) any {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return TS(*t)
+}
+
+func scanNullTS(ns sql.NullString) *time.Time {
+	if !ns.Valid || ns.String == "" {
+		return nil
+	}
+	t := ParseTS(ns.String)
+	return &t
+}
+
+// likeEscape escapes s for use in LIKE ... ESCAPE '\'.
+func likeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}

@@ -2,7 +2,10 @@ module github.com/opsagent/opsagent
 
 go 1.26.8
 
+require filippo.io/age v1.3.2
+
 require (
+	filippo.io/hpke v0.4.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect

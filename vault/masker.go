@@ -18,7 +18,7 @@ const MinMaskedLen = 4
 
 // maxHold bounds what a MaskWriter holds back while a run of overlapping
 // matches keeps growing (a secret like "aaaa" inside a long run of "a").
-const maxHold = 64 << 10
+const maxHold = 8 << 10
 
 // Masker replaces secret values in text before it reaches a transcript or a
 // log. It is immutable and safe for concurrent use.
@@ -115,7 +115,7 @@ var errWriterClosed = errors.New("vault: write to a closed mask writer")
 // across Write calls is still masked: the writer holds back the last bytes
 // that could begin a secret until the next Write or Close. Its output equals
 // Mask applied to the whole stream, except when a run of overlapping matches
-// grows past 64 KiB, where it is flushed early.
+// grows past 8 KiB, where it is flushed early.
 //
 // Close must be called at the end of the stream to write what is held back;
 // it does not close the underlying writer. Safe for concurrent use, so one

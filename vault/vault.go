@@ -111,7 +111,11 @@ func open(dir, passphrase string, logger *slog.Logger, scryptLogN int) (*Vault, 
 	data, err := readLimited(path, maxKeyringFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return v, v.create()
+		if err := v.create(); err != nil {
+			return nil, err
+		}
+		v.tidy()
+		return v, nil
 	case err != nil:
 		return nil, fmt.Errorf("vault: read keyring: %w", err)
 	}

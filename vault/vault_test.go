@@ -275,3 +275,12 @@ func checkModes(t *testing.T, dir string) {
 		}
 	}
 }
+
+func TestFreshVaultInLooseExistingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	openVault(t, dir, "")
+	checkModes(t, dir)
+}

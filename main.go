@@ -18,6 +18,7 @@ import (
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/store"
+	"github.com/opsagent/opsagent/vault"
 )
 
 func main() {
@@ -83,13 +84,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	// The vault opens first: a wrong passphrase must stop the start before
+	// anything (such as a schema migration) touches the data directory.
+	keys, err := vault.Open(cfg.Path("vault"), cfg.VaultPassphrase, logger)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
 	db, err := store.Open(ctx, cfg.Path("opsagent.db"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	jobs := scheduler.New(logger)
-	srv, err := server.New(cfg, server.Deps{DB: db, Jobs: jobs, Logger: logger})
+	srv, err := server.New(cfg, server.Deps{DB: db, Vault: keys, Jobs: jobs, Logger: logger})
 	if err != nil {
 		return err
 	}

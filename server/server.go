@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
 	"github.com/opsagent/opsagent/store"
+	"github.com/opsagent/opsagent/vault"
 )
 
 // Version is the product version reported by /api/version and OpenAPI.
@@ -25,6 +27,7 @@ var Version = "0.1.0"
 type Server struct {
 	cfg     Config
 	db      *store.DB
+	vault   *vault.Vault
 	log     *slog.Logger
 	signer  *auth.Signer
 	hasher  *auth.Hasher
@@ -65,6 +68,7 @@ type limits struct {
 // Deps are the opened parts the server is built from (main opens them in order).
 type Deps struct {
 	DB     *store.DB
+	Vault  *vault.Vault
 	Jobs   *scheduler.Runner
 	Logger *slog.Logger
 }
@@ -89,8 +93,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err := ensureDir(cfg.Path("avatars")); err != nil {
 		return nil, err
 	}
+	if d.Vault == nil {
+		// Tests and tools that build a server directly get the data dir's vault.
+		v, err := vault.Open(cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("vault: %w", err)
+		}
+		d.Vault = v
+	}
 	s := &Server{
-		cfg: cfg, db: d.DB, log: d.Logger, signer: signer, hasher: auth.NewHasher(0), mail: sender,
+		cfg: cfg, db: d.DB, vault: d.Vault, log: d.Logger, signer: signer, hasher: auth.NewHasher(0), mail: sender,
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}

@@ -134,6 +134,7 @@ func (m *mfaFeature) handleTOTPVerify(c *Ctx) error {
 	if !ok {
 		return wrongFactor("Incorrect code; check the clock of the device")
 	}
+	m.perUser.Reset(c.ID.UserID)
 	id := store.NewID()
 	name := strings.TrimSpace(req.Name)
 	if name == "" {

@@ -5,6 +5,7 @@ go 1.26.8
 require filippo.io/age v1.3.2
 
 require (
+	github.com/descope/virtualwebauthn v1.0.3
 	github.com/go-webauthn/webauthn v0.18.2
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0

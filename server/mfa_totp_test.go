@@ -179,3 +179,18 @@ func TestDeleteLastMethodDisablesMFA(t *testing.T) {
 		t.Fatalf("login still asks for a factor: %s", r.Body)
 	}
 }
+
+// TestTOTPSurvivesRestart: the sealed secret opens with the key kept in the
+// data directory, so a restart keeps every enrolled app working.
+func TestTOTPSurvivesRestart(t *testing.T) {
+	env := newEnv(t, openSignup)
+	c := env.register("hugo@example.com")
+	secret, _ := enrolTOTP(t, env, c)
+	env = env.Restart(openSignup)
+	tok, _ := startLogin(t, env, "hugo@example.com")
+	// Real clock here: the enrolment step may still be current, so use the next one.
+	code := totpCode(t, secret, time.Now().Add(30*time.Second))
+	if r := challenge(env, tok, map[string]any{"method": "totp", "code": code}); r.Status != 200 {
+		t.Fatalf("totp after restart: %d %s", r.Status, r.Body)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/server/cliclient"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
@@ -35,6 +36,8 @@ const usage = `opsagent: a self-hosted AI agent for DevOps and SRE teams
 
 Usage:
   opsagent serve [flags]     run the server (opsagent serve --help lists flags)
+  opsagent login [--server URL]   sign this machine in through the browser (device code)
+  opsagent logout            revoke this machine's session and forget it
   opsagent version           print the version
 `
 
@@ -48,6 +51,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], getenv, stdout, stderr, nil)
+	case "login", "logout":
+		return cliclient.Run(ctx, args[0], args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "opsagent", server.Version)
 		return nil

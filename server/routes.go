@@ -12,6 +12,8 @@ func (s *Server) routeTable() []*Route {
 		s.meRoutes(),
 		s.preferenceRoutes(),
 		s.observabilityRoutes(),
+		s.mfaRoutes(),
+		s.deviceRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

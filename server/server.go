@@ -127,6 +127,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.hooks.mfaMethods = s.enrolledMFAKinds
+	s.hooks.deviceFlow = true
 	s.routes = s.routeTable()
 	s.handler = s.buildHandler()
 	if d.Jobs != nil {

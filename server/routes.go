@@ -12,6 +12,7 @@ func (s *Server) routeTable() []*Route {
 		s.meRoutes(),
 		s.preferenceRoutes(),
 		s.observabilityRoutes(),
+		s.taskRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -30,6 +30,7 @@ type Server struct {
 	hasher  *auth.Hasher
 	mail    mail.Sender
 	jobs    *scheduler.Runner
+	tasks   *scheduler.Tasks
 	revoked *revocationList
 	limits  limits
 	cop     *http.CrossOriginProtection
@@ -67,6 +68,8 @@ type Deps struct {
 	DB     *store.DB
 	Jobs   *scheduler.Runner
 	Logger *slog.Logger
+	// TaskExecutor runs task runs (the agent); nil fails them fast with the reason.
+	TaskExecutor scheduler.Executor
 }
 
 // New builds the server: keys are loaded or generated under the data dir.
@@ -115,6 +118,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.tasks = s.newTaskScheduler(d)
 	s.routes = s.routeTable()
 	s.handler = s.buildHandler()
 	if d.Jobs != nil {
@@ -148,6 +152,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	stopTasks := s.startTasks(base)
+	defer stopTasks()
 	select {
 	case err := <-errc:
 		return err

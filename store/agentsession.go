@@ -133,7 +133,8 @@ type SessionTransition struct {
 }
 
 // TransitionAgentSessionTx applies t to session id; it reports false when the
-// session was no longer in t.From. Starting stamps started_at; reaching a
+// session was no longer in t.From. An empty Reason keeps the one recorded
+// (a catch-up note survives a completed run). Starting stamps started_at; reaching a
 // terminal status stamps ended_at and the duration since the start.
 func TransitionAgentSessionTx(ctx context.Context, tx *Tx, id string, t SessionTransition) (bool, error) {
 	now := TS(tx.Now)
@@ -155,12 +156,12 @@ func TransitionAgentSessionTx(ctx context.Context, tx *Tx, id string, t SessionT
 		if st := scanNullTS(started); st != nil {
 			dur = tx.Now.Sub(*st).Milliseconds()
 		}
-		res, err = tx.ExecContext(ctx, `UPDATE agent_sessions SET status = ?, reason = ?,
+		res, err = tx.ExecContext(ctx, `UPDATE agent_sessions SET status = ?, reason = CASE WHEN ? = '' THEN reason ELSE ? END,
 			model = CASE WHEN ? = '' THEN model ELSE ? END, summary = CASE WHEN ? = '' THEN summary ELSE ? END,
 			tokens_in = tokens_in + ?, tokens_out = tokens_out + ?, cost = cost + ?,
 			ended_at = ?, last_activity = ?, updated_at = ?, duration_ms = ?
 			WHERE id = ? AND status = ?`,
-			t.To, t.Reason, t.Model, t.Model, t.Summary, t.Summary, t.TokensIn, t.TokensOut, t.Cost, now, now, now, dur, id, t.From)
+			t.To, t.Reason, t.Reason, t.Model, t.Model, t.Summary, t.Summary, t.TokensIn, t.TokensOut, t.Cost, now, now, now, dur, id, t.From)
 	default:
 		res, err = tx.ExecContext(ctx, `UPDATE agent_sessions SET status = ?, reason = ?, last_activity = ?, updated_at = ?
 			WHERE id = ? AND status = ?`, t.To, t.Reason, now, now, id, t.From)

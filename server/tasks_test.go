@@ -184,7 +184,7 @@ func TestTaskListFilters(t *testing.T) {
 	after := url.QueryEscape(start.Add(90 * time.Second).Format(time.RFC3339))
 	before := url.QueryEscape(start.Add(150 * time.Second).Format(time.RFC3339))
 	eq("created_after="+after+"&created_before="+before, cc)
-	eq("created_before="+start.Format("2006-01-02"))
+	eq("created_before=" + start.Format("2006-01-02"))
 	eq("limit=2&offset=1", cc, b)
 	var page map[string]any
 	c.must(200, "GET", "/api/tasks?limit=2&offset=1", nil).decode(t, &page)

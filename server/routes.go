@@ -14,6 +14,7 @@ func (s *Server) routeTable() []*Route {
 		s.observabilityRoutes(),
 		s.mfaRoutes(),
 		s.deviceRoutes(),
+		s.taskRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

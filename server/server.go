@@ -33,6 +33,7 @@ type Server struct {
 	hasher  *auth.Hasher
 	mail    mail.Sender
 	jobs    *scheduler.Runner
+	tasks   *scheduler.Tasks
 	revoked *revocationList
 	limits  limits
 	cop     *http.CrossOriginProtection
@@ -71,6 +72,8 @@ type Deps struct {
 	Vault  *vault.Vault
 	Jobs   *scheduler.Runner
 	Logger *slog.Logger
+	// TaskExecutor runs task runs (the agent); nil fails them fast with the reason.
+	TaskExecutor scheduler.Executor
 }
 
 // New builds the server: keys are loaded or generated under the data dir.
@@ -129,6 +132,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.hooks.mfaMethods = s.enrolledMFAKinds
 	s.hooks.deviceFlow = true
+	s.tasks = s.newTaskScheduler(d)
 	s.routes = s.routeTable()
 	s.handler = s.buildHandler()
 	if d.Jobs != nil {
@@ -162,6 +166,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	stopTasks := s.startTasks(base)
+	defer stopTasks()
 	select {
 	case err := <-errc:
 		return err

@@ -1,0 +1,297 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/opsagent/opsagent/store"
+)
+
+// TaskOptions configure the task scheduler. Zero values take the defaults.
+type TaskOptions struct {
+	// Executor runs each task run; nil fails every run with ErrNoLLM.
+	Executor Executor
+	// Now is the clock fires are computed with; tests inject a manual one.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// OrgConcurrency caps the runs of one org executing at once (default 4);
+	// further runs wait pending, in order, and survive a restart.
+	OrgConcurrency int
+	// MisfireGrace is how late a fire may be and still count as on time
+	// (default 1 minute). Later fires were missed and follow the task's
+	// missed_fire_policy.
+	MisfireGrace time.Duration
+	// TickInterval is how often the loop looks for due tasks (default 1s).
+	TickInterval time.Duration
+	// BatchSize bounds the fires recorded in one transaction (default 200).
+	BatchSize int
+}
+
+// Tasks is the task scheduler: it records every due fire of every enabled
+// task durably (store.RecordFires), then dispatches pending runs to the
+// Executor under the overlap policy and the per-org concurrency limit.
+//
+// Reading due tasks from the database on each tick (one indexed query)
+// rather than keeping a cron entry per task means an edit, a disable or a
+// delete takes effect on the next tick without any restart or cache.
+type Tasks struct {
+	db   *store.DB
+	exec Executor
+	now  func() time.Time
+	log  *slog.Logger
+	opt  TaskOptions
+
+	base   context.Context // executions run under it; cancelled by Stop
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // in-flight executions
+	loopWG sync.WaitGroup
+	wake   chan struct{}
+
+	recordMu   sync.Mutex // one Record at a time
+	dispatchMu sync.Mutex // one Dispatch at a time; guards the maps below
+	orgRunning map[string]int
+	taskBusy   map[string]bool
+}
+
+// NewTasks returns a stopped scheduler over db.
+func NewTasks(db *store.DB, o TaskOptions) *Tasks {
+	if o.Executor == nil {
+		o.Executor = Unconfigured{}
+	}
+	if o.Now == nil {
+		o.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.OrgConcurrency <= 0 {
+		o.OrgConcurrency = 4
+	}
+	if o.MisfireGrace <= 0 {
+		o.MisfireGrace = time.Minute
+	}
+	if o.TickInterval <= 0 {
+		o.TickInterval = time.Second
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 200
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Tasks{db: db, exec: o.Executor, now: o.Now, log: o.Logger, opt: o, base: ctx, cancel: cancel,
+		wake: make(chan struct{}, 1), orgRunning: map[string]int{}, taskBusy: map[string]bool{}}
+}
+
+// Recover is the start-up step: runs left running by a stopped process are
+// failed (not re-run: the agent may already have acted), then the pending
+// runs recorded before the stop are dispatched. A fire recorded but not yet
+// dispatched when the process died therefore runs exactly once.
+func (e *Tasks) Recover(ctx context.Context) error {
+	n, err := e.db.FailInterruptedRuns(ctx, "interrupted: the server stopped while this run was in progress")
+	if err != nil {
+		return fmt.Errorf("task scheduler recover: %w", err)
+	}
+	if n > 0 {
+		e.log.Warn("task runs interrupted by the last stop marked failed", "count", n)
+	}
+	_, err = e.Dispatch(ctx)
+	return err
+}
+
+// Start recovers and then ticks every TickInterval (and on Wake) until ctx
+// ends or Stop is called.
+func (e *Tasks) Start(ctx context.Context) error {
+	if err := e.Recover(ctx); err != nil {
+		return err
+	}
+	e.loopWG.Add(1)
+	go func() {
+		defer e.loopWG.Done()
+		t := time.NewTicker(e.opt.TickInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.base.Done():
+				return
+			case <-t.C:
+			case <-e.wake:
+			}
+			if _, err := e.Tick(ctx); err != nil && ctx.Err() == nil {
+				e.log.Error("task scheduler tick", "err", err)
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends the loop, cancels running executions (they end failed with an
+// interruption reason) and waits for them.
+func (e *Tasks) Stop() {
+	e.cancel()
+	e.loopWG.Wait()
+	e.wg.Wait()
+}
+
+// Wake asks the loop to tick now (a task was created, changed or triggered).
+func (e *Tasks) Wake() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Wait blocks until no execution is in flight (tests, benchmarks).
+func (e *Tasks) Wait() { e.wg.Wait() }
+
+// TickResult counts what one tick did.
+type TickResult struct {
+	Recorded   int // runs recorded (pending or skipped by overlap)
+	Dispatched int // runs handed to the executor
+}
+
+// Tick records the fires due now and dispatches what may start.
+func (e *Tasks) Tick(ctx context.Context) (TickResult, error) {
+	var r TickResult
+	var err error
+	if r.Recorded, err = e.Record(ctx); err != nil {
+		return r, err
+	}
+	r.Dispatched, err = e.Dispatch(ctx)
+	return r, err
+}
+
+// Record writes every due fire (batch by batch, each batch one transaction)
+// without dispatching anything.
+func (e *Tasks) Record(ctx context.Context) (int, error) {
+	e.recordMu.Lock()
+	defer e.recordMu.Unlock()
+	now := e.now().UTC()
+	total := 0
+	for {
+		due, err := e.db.FindDueTasks(ctx, now, e.opt.BatchSize)
+		if err != nil || len(due) == 0 {
+			return total, err
+		}
+		fires := make([]store.Fire, len(due))
+		for i := range due {
+			fires[i] = PlanFire(&due[i], now, e.opt.MisfireGrace)
+			if fires[i].Dropped > 0 {
+				e.log.Warn("missed task fires skipped (missed_fire_policy skip)", "task_id", due[i].ID, "dropped", fires[i].Dropped)
+			}
+			if fires[i].NextRunAt == nil {
+				e.log.Error("task schedule no longer parses; it stops firing until edited", "task_id", due[i].ID, "schedule", due[i].Schedule)
+			}
+		}
+		res, err := e.db.RecordFires(ctx, fires)
+		if err != nil {
+			return total, err
+		}
+		for _, r := range res {
+			if r.SessionID != "" {
+				total++
+			}
+		}
+		if len(due) < e.opt.BatchSize {
+			return total, nil
+		}
+	}
+}
+
+// Dispatch starts pending runs, oldest first, while their org is under its
+// concurrency limit and no earlier run of the same task is executing (so a
+// queued run waits for the one before it).
+func (e *Tasks) Dispatch(ctx context.Context) (int, error) {
+	if e.base.Err() != nil {
+		return 0, nil
+	}
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	pending, err := e.db.FindPendingRuns(ctx, 2000)
+	if err != nil {
+		return 0, err
+	}
+	started := 0
+	for i := range pending {
+		p := &pending[i]
+		if e.taskBusy[p.Task.ID] || e.orgRunning[p.Task.OrgID] >= e.opt.OrgConcurrency {
+			continue
+		}
+		ok, err := e.db.StartTaskRun(ctx, p.Session.ID, p.Task.ID)
+		if err != nil {
+			return started, err
+		}
+		if !ok {
+			continue
+		}
+		e.taskBusy[p.Task.ID] = true
+		e.orgRunning[p.Task.OrgID]++
+		started++
+		e.wg.Add(1)
+		go e.execute(*p)
+	}
+	return started, nil
+}
+
+func (e *Tasks) execute(p store.PendingRun) {
+	defer e.wg.Done()
+	t := &p.Task
+	budget := Budget{MaxSteps: t.MaxSteps, TimeoutSeconds: t.TimeoutSeconds, MaxCostUSD: t.MaxCostUSD}
+	run := &Run{SessionID: p.Session.ID, TaskID: t.ID, OrgID: t.OrgID, ProjectID: t.ProjectID, TaskName: t.Name,
+		AgentType: t.AgentType, TriggerSource: p.Session.TriggerSource, ScheduledFor: p.ScheduledFor,
+		MissedFires: p.MissedFires, CreatedBy: p.Session.CreatedBy, Budget: budget}
+	run.Prompt = RenderPrompt(PromptInput{TaskName: t.Name, Description: t.Description, Prompt: t.Prompt,
+		AgentType: t.AgentType, Trigger: run.TriggerSource, ScheduledFor: p.ScheduledFor, Timezone: t.Timezone,
+		MissedFires: p.MissedFires, Budget: budget})
+	timeout := time.Duration(max(t.TimeoutSeconds, 1)) * time.Second
+	ctx, cancel := context.WithTimeout(e.base, timeout)
+	out, err := e.safeExecute(ctx, run)
+	deadline := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	cancel()
+	tr := store.SessionTransition{To: out.Status, Reason: out.Reason, Model: out.Model, Summary: out.Summary,
+		TokensIn: out.TokensIn, TokensOut: out.TokensOut, Cost: out.Cost}
+	switch {
+	case e.base.Err() != nil:
+		tr.To, tr.Reason = store.SessionFailed, "interrupted: the server shut down while this run was in progress"
+	case deadline:
+		tr.To, tr.Reason = store.SessionTimeout, fmt.Sprintf("the run exceeded its timeout of %d seconds", t.TimeoutSeconds)
+	case err != nil:
+		tr.To, tr.Reason = store.SessionFailed, err.Error()
+	case tr.To == "":
+		tr.To = store.SessionCompleted
+	case !store.Terminal(tr.To):
+		tr.To, tr.Reason = store.SessionFailed, "executor returned the non-final status "+out.Status
+	}
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(e.base), 10*time.Second)
+	if err := e.db.FinishTaskRun(wctx, run.SessionID, t.ID, tr); err != nil {
+		e.log.Error("task run outcome not saved", "session_id", run.SessionID, "err", err)
+	}
+	wcancel()
+	e.log.Info("task run ended", "task_id", t.ID, "session_id", run.SessionID, "status", tr.To, "reason", tr.Reason)
+	e.dispatchMu.Lock()
+	delete(e.taskBusy, t.ID)
+	e.orgRunning[t.OrgID]--
+	if e.orgRunning[t.OrgID] <= 0 {
+		delete(e.orgRunning, t.OrgID)
+	}
+	e.dispatchMu.Unlock()
+	// A slot is free: start what waits (queued runs, runs over the org limit).
+	if _, err := e.Dispatch(e.base); err != nil && e.base.Err() == nil {
+		e.log.Error("task dispatch", "err", err)
+	}
+}
+
+// safeExecute turns an executor panic into a failed run instead of a dead process.
+func (e *Tasks) safeExecute(ctx context.Context, run *Run) (out Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("task executor panicked", "session_id", run.SessionID, "panic", p)
+			out, err = Outcome{}, errors.New("internal error: the executor crashed")
+		}
+	}()
+	return e.exec.Execute(ctx, run)
+}

@@ -1,0 +1,328 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// Task runs: every fire or trigger of a task is one agent session plus one
+// task_runs row whose run_key is UNIQUE. Both are written in one transaction
+// before anything is dispatched, so a crash either loses nothing (the fire
+// is still due) or leaves a pending session that the next start dispatches.
+
+// Session sources and triggers used by tasks.
+const (
+	SourceTask       = "task"
+	TriggerScheduled = "scheduled"
+	TriggerManual    = "manual"
+	TriggerWebhook   = "webhook"
+)
+
+// Fire is one planned scheduler decision for a task that is due.
+type Fire struct {
+	Task *Task // as read when the fire was planned; its NextRunAt guards the write
+	// Run false: the due fires are dropped (missed_fire_policy skip) and only
+	// next_run_at moves on.
+	Run          bool
+	ScheduledFor time.Time
+	MissedFires  int // fires not run on time that this run covers (run_once)
+	Dropped      int // fires not run at all (missed_fire_policy skip); only logged
+	NextRunAt    *time.Time
+	// SkipIfActive: overlap_policy skip. When an earlier run of the task is
+	// still pending or running, the fire is recorded as a cancelled session.
+	SkipIfActive bool
+}
+
+// FireResult says what recording a fire did.
+type FireResult struct {
+	TaskID    string
+	SessionID string // "" when nothing was recorded
+	Status    string // pending, or cancelled when the overlap policy skipped it
+	Stale     bool   // the task changed since planning; nothing written
+}
+
+// RunKeyScheduled is the exactly-once key of a scheduled fire.
+func RunKeyScheduled(taskID string, at time.Time) string { return "sched:" + taskID + ":" + TS(at) }
+
+// RecordFires writes fires in one transaction. Each fire first moves the
+// task's next_run_at from the value it was planned with (compare-and-swap),
+// so a task edited or disabled meanwhile is left alone, and inserts its run
+// key, so the same fire is never recorded twice.
+func (db *DB) RecordFires(ctx context.Context, fires []Fire) ([]FireResult, error) {
+	var out []FireResult
+	err := db.Write(ctx, func(tx *Tx) error {
+		out = out[:0]
+		for _, f := range fires {
+			r, err := recordFireTx(ctx, tx, f)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func recordFireTx(ctx context.Context, tx *Tx, f Fire) (FireResult, error) {
+	t := f.Task
+	res := FireResult{TaskID: t.ID}
+	upd, err := tx.ExecContext(ctx, `UPDATE tasks SET next_run_at = ? WHERE id = ? AND enabled = 1 AND next_run_at = ?`,
+		nullTS(f.NextRunAt), t.ID, nullTS(t.NextRunAt))
+	if err != nil {
+		return res, err
+	}
+	if n, _ := upd.RowsAffected(); n == 0 {
+		res.Stale = true
+		return res, nil
+	}
+	if !f.Run {
+		return res, nil
+	}
+	key := RunKeyScheduled(t.ID, f.ScheduledFor)
+	if s, err := findRunByKey(ctx, tx, t.OrgID, key); err == nil {
+		res.SessionID, res.Status = s.ID, s.Status
+		return res, nil
+	} else if !IsNotFound(err) {
+		return res, err
+	}
+	status, reason := SessionPending, ""
+	if f.MissedFires > 0 {
+		reason = "catch-up run for fires missed while the scheduler was stopped"
+	}
+	if f.SkipIfActive {
+		active, err := taskHasActiveRun(ctx, tx, t.ID)
+		if err != nil {
+			return res, err
+		}
+		if active {
+			status, reason = SessionCancelled, "skipped: the previous run was still in progress (overlap_policy skip)"
+		}
+	}
+	s, err := recordRunTx(ctx, tx, t, key, TriggerScheduled, status, reason, "", &f.ScheduledFor, f.MissedFires)
+	if err != nil {
+		return res, err
+	}
+	res.SessionID, res.Status = s.ID, s.Status
+	return res, nil
+}
+
+func taskHasActiveRun(ctx context.Context, q Querier, taskID string) (bool, error) {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM agent_sessions WHERE task_id = ? AND status IN (?, ?) LIMIT 1`,
+		taskID, SessionPending, SessionRunning).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func recordRunTx(ctx context.Context, tx *Tx, t *Task, key, trigger, status, reason, createdBy string, scheduledFor *time.Time, missed int) (*AgentSession, error) {
+	s := &AgentSession{OrgID: t.OrgID, ProjectID: t.ProjectID, Title: t.Name, FirstPrompt: t.Prompt, TaskID: t.ID,
+		TaskName: t.Name, AgentType: t.AgentType, Source: SourceTask, TriggerSource: trigger, Status: status,
+		Reason: reason, CreatedBy: createdBy}
+	if err := CreateAgentSessionTx(ctx, tx, s); err != nil {
+		return nil, err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO task_runs (session_id, task_id, org_id, run_key, scheduled_for, missed_fires, created_at)
+		VALUES (?,?,?,?,?,?,?)`, s.ID, t.ID, t.OrgID, key, nullTS(scheduledFor), missed, TS(tx.Now))
+	if isUnique(err) {
+		return nil, Errorf(EConflict, "this run was already recorded")
+	}
+	return s, err
+}
+
+func findRunByKey(ctx context.Context, q Querier, orgID, key string) (*AgentSession, error) {
+	var id string
+	err := q.QueryRowContext(ctx, `SELECT session_id FROM task_runs WHERE run_key = ? AND org_id = ?`, key, orgID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("run")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return findAgentSession(ctx, q, orgID, id)
+}
+
+// TriggerTask records a manual run of a task. With an idempotency key the
+// same key always answers the same run (replay true) and never records a
+// second one. A disabled task is refused with a conflict (code task_disabled).
+// Manual runs are queued behind a run still in progress whatever the
+// overlap policy: someone asked for this one explicitly.
+func (db *DB) TriggerTask(ctx context.Context, orgID, projectID, taskID, idemKey, userID string) (s *AgentSession, replay bool, err error) {
+	err = db.Write(ctx, func(tx *Tx) error {
+		t, err := findTask(ctx, tx, orgID, projectID, taskID)
+		if err != nil {
+			return err
+		}
+		key := ""
+		if idemKey != "" {
+			key = "manual:" + taskID + ":" + idemKey
+			if s, err = findRunByKey(ctx, tx, orgID, key); err == nil {
+				replay = true
+				return nil
+			} else if !IsNotFound(err) {
+				return err
+			}
+		}
+		if !t.Enabled {
+			return &Error{Code: EConflict, Message: "task is disabled; enable it before triggering a run", Reason: "task_disabled"}
+		}
+		if key == "" {
+			key = "manual:" + taskID + ":" + NewID()
+		}
+		s, err = recordRunTx(ctx, tx, t, key, TriggerManual, SessionPending, "", userID, nil, 0)
+		return err
+	})
+	return s, replay, err
+}
+
+// PendingRun is a recorded run waiting for a dispatch slot, with the task
+// settings its execution needs.
+type PendingRun struct {
+	Session      AgentSession
+	Task         Task
+	ScheduledFor *time.Time
+	MissedFires  int
+}
+
+// FindPendingRuns returns up to limit pending task runs, oldest first.
+func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT r.scheduled_for, r.missed_fires, t.id, t.org_id, t.project_id, t.name,
+		t.description, t.prompt, t.agent_type, t.schedule, t.timezone, t.overlap_policy, t.timeout_seconds, t.max_steps,
+		t.max_cost_usd, s.id, s.trigger_source, s.created_by, s.created_at
+		FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id JOIN tasks t ON t.id = r.task_id
+		WHERE s.status = ? ORDER BY s.created_at, s.id LIMIT ?`, SessionPending, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PendingRun
+	for rows.Next() {
+		var p PendingRun
+		var sched, createdBy sql.NullString
+		var created string
+		t := &p.Task
+		if err := rows.Scan(&sched, &p.MissedFires, &t.ID, &t.OrgID, &t.ProjectID, &t.Name, &t.Description, &t.Prompt,
+			&t.AgentType, &t.Schedule, &t.Timezone, &t.OverlapPolicy, &t.TimeoutSeconds, &t.MaxSteps, &t.MaxCostUSD,
+			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created); err != nil {
+			return nil, err
+		}
+		p.ScheduledFor = scanNullTS(sched)
+		p.Session.OrgID, p.Session.ProjectID, p.Session.TaskID, p.Session.Status = t.OrgID, t.ProjectID, t.ID, SessionPending
+		p.Session.CreatedBy, p.Session.CreatedAt = createdBy.String, ParseTS(created)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// StartTaskRun moves a pending run to running and stamps the task's last
+// run; false means another dispatcher (or a delete) got there first.
+func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool, error) {
+	var ok bool
+	err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		if ok, err = TransitionAgentSessionTx(ctx, tx, sessionID, SessionTransition{From: SessionPending, To: SessionRunning}); err != nil || !ok {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_run_at = ?, last_status = ?, last_session_id = ?, last_error = '' WHERE id = ?`,
+			TS(tx.Now), SessionRunning, sessionID, taskID)
+		return err
+	})
+	return ok, err
+}
+
+// FinishTaskRun moves a running run to its terminal status and mirrors the
+// outcome onto the task (last_status, last_error) while it is the task's latest run.
+func (db *DB) FinishTaskRun(ctx context.Context, sessionID, taskID string, t SessionTransition) error {
+	t.From = SessionRunning
+	return db.Write(ctx, func(tx *Tx) error {
+		ok, err := TransitionAgentSessionTx(ctx, tx, sessionID, t)
+		if err != nil || !ok {
+			return err
+		}
+		lastErr := ""
+		if t.To != SessionCompleted {
+			lastErr = t.Reason
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,
+			t.To, lastErr, taskID, sessionID)
+		return err
+	})
+}
+
+// FailInterruptedRuns marks task runs left running by a stopped process as
+// failed with reason. They are not run again: the agent may already have
+// acted, and running twice is worse than reporting the interruption.
+func (db *DB) FailInterruptedRuns(ctx context.Context, reason string) (int, error) {
+	var n int
+	err := db.Write(ctx, func(tx *Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id WHERE s.status = ?`, SessionRunning)
+		if err != nil {
+			return err
+		}
+		type pair struct{ sid, tid string }
+		var ps []pair
+		for rows.Next() {
+			var p pair
+			if err := rows.Scan(&p.sid, &p.tid); err != nil {
+				rows.Close()
+				return err
+			}
+			ps = append(ps, p)
+		}
+		rows.Close()
+		for _, p := range ps {
+			if _, err := TransitionAgentSessionTx(ctx, tx, p.sid, SessionTransition{From: SessionRunning, To: SessionFailed, Reason: reason}); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,
+				SessionFailed, reason, p.tid, p.sid); err != nil {
+				return err
+			}
+		}
+		n = len(ps)
+		return nil
+	})
+	return n, err
+}
+
+// FindDueTasks returns enabled scheduled tasks whose next fire is at or before now.
+func (db *DB) FindDueTasks(ctx context.Context, now time.Time, limit int) ([]Task, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+taskCols+` FROM tasks
+		WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`, TS(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, rows.Err()
+}
+
+// FindTaskRuns lists the runs (sessions) of one task, newest first.
+func (db *DB) FindTaskRuns(ctx context.Context, orgID, taskID string, limit int) ([]AgentSession, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+agentSessionCols+` FROM agent_sessions WHERE task_id = ? AND org_id = ?
+		ORDER BY created_at DESC, id DESC LIMIT ?`, taskID, orgID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AgentSession
+	for rows.Next() {
+		s, err := scanAgentSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *s)
+	}
+	return out, rows.Err()
+}

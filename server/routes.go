@@ -12,6 +12,15 @@ func (s *Server) routeTable() []*Route {
 		s.meRoutes(),
 		s.preferenceRoutes(),
 		s.observabilityRoutes(),
+		s.authOrgRoutes(),
+		s.orgRoutes(),
+		s.memberRoutes(),
+		s.invitationRoutes(),
+		s.projectRoutes(),
+		s.projectMemberRoutes(),
+		s.apiKeyRoutes(),
+		s.auditRoutes(),
+		s.onboardingRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

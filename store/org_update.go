@@ -67,3 +67,12 @@ func mergeJSON(doc string, patch map[string]any) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+// FindOrgTx reads an org inside a write transaction.
+func FindOrgTx(ctx context.Context, tx *Tx, orgID string) (*Organization, error) {
+	o, err := scanOrg(tx.QueryRowContext(ctx, `SELECT `+orgCols+` FROM organizations WHERE id = ?`, orgID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("organization")
+	}
+	return o, err
+}

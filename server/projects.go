@@ -69,6 +69,7 @@ func (s *Server) projectRoutes() []*Route {
 	return []*Route{
 		{Method: "GET", Path: "/api/projects", Summary: "Projects of the current organization I can see", Tags: tags, Auth: AuthAny, Perm: PermProjectRead, Query: ProjectListQuery{}, Resp: []ProjectOut{}, Status: 200, MCP: true, Handle: s.handleListProjects},
 		{Method: "POST", Path: "/api/projects", Summary: "Create a project", Tags: tags, Auth: AuthAny, Perm: PermProjectAdmin, Body: ProjectCreate{}, Resp: ProjectOut{}, Status: 201, MaxBody: 16 << 10, Handle: s.handleCreateProject},
+		{Method: "GET", Path: "/api/projects/current", Summary: "The project named by X-Project-ID (lets a client check a project header)", Tags: tags, Auth: AuthAny, Perm: PermProjectRead, Project: true, Resp: ProjectOut{}, Status: 200, MCP: true, Handle: s.handleCurrentProject},
 		{Method: "GET", Path: "/api/projects/{project_id}", Summary: "One project", Tags: tags, Auth: AuthAny, Perm: PermProjectRead, Resp: ProjectOut{}, Status: 200, MCP: true, Handle: s.handleGetProject},
 		{Method: "PATCH", Path: "/api/projects/{project_id}", Summary: "Update a project (archive and restrict need projects:admin)", Tags: tags, Auth: AuthAny, Perm: PermProjectWrite, Body: ProjectUpdate{}, Resp: ProjectOut{}, Status: 200, MaxBody: 16 << 10, Handle: s.handleUpdateProject},
 		{Method: "DELETE", Path: "/api/projects/{project_id}", Summary: "Delete a project and everything in it", Tags: tags, Auth: AuthAny, Perm: PermProjectAdmin, Status: 204, Handle: s.handleDeleteProject},
@@ -110,6 +111,10 @@ func (s *Server) handleCreateProject(c *Ctx) error {
 	c.Audit("project.created", "success", "project", p.ID, map[string]any{"name": p.Name})
 	return c.JSON(http.StatusCreated, projectOut(p))
 }
+
+// handleCurrentProject is GET /api/projects/current: X-Project-ID was
+// resolved (visibility, allow-list, project role) before the handler.
+func (s *Server) handleCurrentProject(c *Ctx) error { return c.JSON(200, projectOut(c.Project)) }
 
 // handleGetProject is GET /api/projects/{project_id}.
 func (s *Server) handleGetProject(c *Ctx) error {

@@ -73,9 +73,9 @@ var isolationProbes = map[string]probe{
 	"PATCH /api/projects/{project_id}": func(o own, x ids) []probeReq {
 		return one("PATCH", "/api/projects/"+x.project, map[string]any{"name": "pwned"})
 	},
-	"DELETE /api/projects/{project_id}":               func(o own, x ids) []probeReq { return one("DELETE", "/api/projects/"+x.project, nil) },
-	"GET /api/projects/{project_id}/feature-flags":    func(o own, x ids) []probeReq { return one("GET", "/api/projects/"+x.project+"/feature-flags", nil) },
-	"GET /api/projects/{project_id}/members":          func(o own, x ids) []probeReq { return one("GET", "/api/projects/"+x.project+"/members", nil) },
+	"DELETE /api/projects/{project_id}":            func(o own, x ids) []probeReq { return one("DELETE", "/api/projects/"+x.project, nil) },
+	"GET /api/projects/{project_id}/feature-flags": func(o own, x ids) []probeReq { return one("GET", "/api/projects/"+x.project+"/feature-flags", nil) },
+	"GET /api/projects/{project_id}/members":       func(o own, x ids) []probeReq { return one("GET", "/api/projects/"+x.project+"/members", nil) },
 	"POST /api/projects/{project_id}/members": func(o own, x ids) []probeReq {
 		return []probeReq{{method: "POST", path: "/api/projects/" + x.project + "/members", body: map[string]any{"user_id": x.user, "role": "viewer"}},
 			{method: "POST", path: "/api/projects/" + o.project + "/members", body: map[string]any{"user_id": x.user, "role": "viewer"}}}

@@ -162,7 +162,7 @@ func (s *Server) handleBootstrap(c *Ctx) error {
 		c.W.Header().Set("Idempotent-Replayed", "true")
 		c.W.Header().Set("Content-Type", "application/json")
 		c.W.WriteHeader(replay.Status)
-		_, _ = c.W.Write([]byte(replay.Body))
+		_, _ = c.W.Write([]byte(replay.Body + "\n")) // as c.JSON writes it
 		// A replay changes nothing; mark it so the generic audit event is not written.
 		markAudited(ctx)
 		return nil

@@ -263,3 +263,6 @@ func wantValidation(t *testing.T, r *resp, loc ...any) {
 	}
 	t.Fatalf("got 422 %s, want an error at %s", r.Body, want)
 }
+
+// openSignup lets a test register several independent accounts.
+func openSignup(c *server.Config) { c.Signup = "open" }

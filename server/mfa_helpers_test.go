@@ -6,12 +6,7 @@ import (
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
-
-	"github.com/opsagent/opsagent/server"
 )
-
-// openSignup lets a test register several accounts.
-func openSignup(c *server.Config) { c.Signup = "open" }
 
 // clock reads the manual clock set by UseClock.
 func (e *testEnv) clock() time.Time {

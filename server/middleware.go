@@ -132,7 +132,12 @@ func (s *Server) serveRoute(c *Ctx) error {
 		if rt.Auth == AuthHuman && !id.Human() {
 			return &store.Error{Code: store.EForbidden, Message: "API keys cannot call this route; sign in as a person", Reason: "human_only"}
 		}
-		if !id.Can(rt.Perm) {
+		if s.hooks.orgScope != nil {
+			if err := s.hooks.orgScope(c); err != nil {
+				return err
+			}
+		}
+		if !c.ID.Can(rt.Perm) {
 			s.onPermissionDenied(c)
 			return &store.Error{Code: store.EForbidden, Message: "your role does not allow this (" + string(rt.Perm) + ")", Reason: "permission_denied"}
 		}

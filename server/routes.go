@@ -15,6 +15,15 @@ func (s *Server) routeTable() []*Route {
 		s.mfaRoutes(),
 		s.deviceRoutes(),
 		s.taskRoutes(),
+		s.authOrgRoutes(),
+		s.orgRoutes(),
+		s.memberRoutes(),
+		s.invitationRoutes(),
+		s.projectRoutes(),
+		s.projectMemberRoutes(),
+		s.apiKeyRoutes(),
+		s.auditRoutes(),
+		s.onboardingRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

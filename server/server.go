@@ -52,7 +52,13 @@ type Server struct {
 		deviceFlow bool
 		// audit records security events (sign-in, sign-out, failures).
 		audit func(ctx context.Context, e AuditEvent)
+		// orgScope may re-bind the caller to the org a route's path names (before the permission check).
+		orgScope func(c *Ctx) error
+		// bootstrapTask, when installed by the tasks feature, creates onboarding's first task from a template.
+		bootstrapTask BootstrapTaskFunc
 	}
+	// auditLog is the batched, hash-chaining audit writer (installTenancy).
+	auditLog *auditWriter
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
 }
@@ -134,6 +140,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.hooks.deviceFlow = true
 	s.tasks = s.newTaskScheduler(d)
 	s.routes = s.routeTable()
+	s.installTenancy()
 	s.handler = s.buildHandler()
 	if d.Jobs != nil {
 		if err := s.registerJobs(d.Jobs); err != nil {
@@ -178,6 +185,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	s.auditLog.Close()
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && e != nil {
 		return e
 	}

@@ -1,0 +1,193 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/opsagent/opsagent/store"
+)
+
+// BootstrapTaskFunc creates the first task of a bootstrapped project from a
+// template, inside bootstrap's transaction, and returns the task id. The
+// tasks feature installs it as s.hooks.bootstrapTask; without it a
+// bootstrap that names a template is 422.
+type BootstrapTaskFunc func(ctx context.Context, tx *store.Tx, orgID, projectID, userID, template string) (string, error)
+
+// BootstrapRequest turns a new account into a working set-up: the current
+// organization is renamed, a first project created and, optionally, a first
+// task made from a template.
+type BootstrapRequest struct {
+	OrgName            string `json:"org_name" validate:"required,min=1,max=120"`
+	ProjectName        string `json:"project_name" validate:"required,min=1,max=120"`
+	ProjectDescription string `json:"project_description,omitempty" validate:"max=2000"`
+	TaskTemplate       string `json:"task_template,omitempty" validate:"max=120"`
+}
+
+// BootstrapResponse is what bootstrap made. With an Idempotency-Key, a
+// repeat returns this same body (and header Idempotent-Replayed: true).
+type BootstrapResponse struct {
+	Organization OrganizationOut          `json:"organization"`
+	Project      ProjectOut               `json:"project"`
+	TaskID       *string                  `json:"task_id"`
+	Onboarding   OnboardingStatusResponse `json:"onboarding"`
+}
+
+// OnboardingStatusResponse is the caller's onboarding: status is pending,
+// skipped or completed.
+type OnboardingStatusResponse struct {
+	Status    string     `json:"status"`
+	Completed bool       `json:"completed"`
+	Skipped   bool       `json:"skipped"`
+	OrgID     *string    `json:"org_id"`
+	ProjectID *string    `json:"project_id"`
+	TaskID    *string    `json:"task_id"`
+	UpdatedAt *time.Time `json:"updated_at"`
+}
+
+func onboardingOut(o *store.Onboarding) OnboardingStatusResponse {
+	out := OnboardingStatusResponse{Status: o.Status, Completed: o.Status == "completed", Skipped: o.Status == "skipped",
+		OrgID: strPtr(o.OrgID), ProjectID: strPtr(o.ProjectID), TaskID: strPtr(o.TaskID)}
+	if !o.UpdatedAt.IsZero() {
+		t := o.UpdatedAt
+		out.UpdatedAt = &t
+	}
+	return out
+}
+
+func (s *Server) onboardingRoutes() []*Route {
+	tags := []string{"onboarding"}
+	return []*Route{
+		{Method: "POST", Path: "/api/onboarding/bootstrap", Summary: "Set up the current organization, a first project and optionally a first task; honours Idempotency-Key", Tags: tags, Auth: AuthHuman, Perm: PermOrgWrite, Body: BootstrapRequest{}, Resp: BootstrapResponse{}, Status: 200, MaxBody: 16 << 10, Handle: s.handleBootstrap},
+		{Method: "GET", Path: "/api/onboarding/status", Summary: "My onboarding status", Tags: tags, Auth: AuthHuman, Resp: OnboardingStatusResponse{}, Status: 200, Handle: s.handleOnboardingStatus},
+		{Method: "POST", Path: "/api/onboarding/skip", Summary: "Skip onboarding", Tags: tags, Auth: AuthHuman, Resp: OnboardingStatusResponse{}, Status: 200, Handle: s.handleOnboardingSet("skipped")},
+		{Method: "POST", Path: "/api/onboarding/complete", Summary: "Mark onboarding complete", Tags: tags, Auth: AuthHuman, Resp: OnboardingStatusResponse{}, Status: 200, Handle: s.handleOnboardingSet("completed")},
+	}
+}
+
+const bootstrapScope = "onboarding.bootstrap"
+
+// handleBootstrap is POST /api/onboarding/bootstrap. Everything, including
+// the stored response of the Idempotency-Key, commits in one transaction:
+// the same key twice returns the first answer and creates nothing; the same
+// key with a different body is 409; without a key, a second bootstrap of a
+// completed onboarding is 409.
+func (s *Server) handleBootstrap(c *Ctx) error {
+	var req BootstrapRequest
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	key := strings.TrimSpace(c.R.Header.Get("Idempotency-Key"))
+	if len(key) > 255 {
+		return invalid("String should have at most 255 characters", "string_too_long", "header", "idempotency-key")
+	}
+	req.OrgName, req.ProjectName = strings.TrimSpace(req.OrgName), strings.TrimSpace(req.ProjectName)
+	if req.OrgName == "" {
+		return invalid("String should have at least 1 character", "string_too_short", "body", "org_name")
+	}
+	if req.ProjectName == "" {
+		return invalid("String should have at least 1 character", "string_too_short", "body", "project_name")
+	}
+	if req.TaskTemplate != "" && s.hooks.bootstrapTask == nil {
+		return invalid("Task templates are not available on this server", "value_error", "body", "task_template")
+	}
+	if !c.ID.Can(PermProjectAdmin) {
+		s.onPermissionDenied(c)
+		return &store.Error{Code: store.EForbidden, Message: "bootstrap creates a project, which needs projects:admin", Reason: "permission_denied"}
+	}
+	canon, _ := json.Marshal(req)
+	sum := sha256.Sum256(canon)
+	reqHash := hex.EncodeToString(sum[:])
+	ctx := c.Context()
+	var replay *store.StoredResponse
+	var out BootstrapResponse
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
+		if key != "" {
+			prev, err := store.FindIdempotentTx(ctx, tx, c.ID.UserID, bootstrapScope, key)
+			if err != nil {
+				return err
+			}
+			if prev != nil {
+				if prev.RequestHash != reqHash {
+					return &store.Error{Code: store.EConflict, Message: "this Idempotency-Key was used with a different request", Reason: "idempotency_key_reused"}
+				}
+				replay = prev
+				return nil
+			}
+		}
+		ob, err := store.FindOnboardingTx(ctx, tx, c.ID.UserID)
+		if err != nil {
+			return err
+		}
+		if ob.ProjectID != "" {
+			return &store.Error{Code: store.EConflict, Message: "onboarding was already bootstrapped", Reason: "already_bootstrapped"}
+		}
+		if err := store.RenameOrgTx(ctx, tx, c.OrgID(), req.OrgName); err != nil {
+			return err
+		}
+		org, err := store.FindOrgTx(ctx, tx, c.OrgID())
+		if err != nil {
+			return err
+		}
+		p := &store.Project{OrgID: org.ID, Name: req.ProjectName, Description: req.ProjectDescription}
+		if err := store.CreateProjectTx(ctx, tx, p); err != nil {
+			return err
+		}
+		ob = &store.Onboarding{UserID: c.ID.UserID, Status: "completed", OrgID: org.ID, ProjectID: p.ID}
+		if req.TaskTemplate != "" {
+			if ob.TaskID, err = s.hooks.bootstrapTask(ctx, tx, org.ID, p.ID, c.ID.UserID, req.TaskTemplate); err != nil {
+				return err
+			}
+		}
+		if err := store.SetOnboardingTx(ctx, tx, ob); err != nil {
+			return err
+		}
+		out = BootstrapResponse{Organization: orgOut(org), Project: projectOut(p), TaskID: strPtr(ob.TaskID), Onboarding: onboardingOut(ob)}
+		if key == "" {
+			return nil
+		}
+		body, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		return store.SaveIdempotentTx(ctx, tx, c.ID.UserID, bootstrapScope, key, store.StoredResponse{RequestHash: reqHash, Status: 200, Body: string(body)})
+	})
+	if err != nil {
+		return err
+	}
+	if replay != nil {
+		c.W.Header().Set("Idempotent-Replayed", "true")
+		c.W.Header().Set("Content-Type", "application/json")
+		c.W.WriteHeader(replay.Status)
+		_, _ = c.W.Write([]byte(replay.Body + "\n")) // as c.JSON writes it
+		// A replay changes nothing; mark it so the generic audit event is not written.
+		markAudited(ctx)
+		return nil
+	}
+	c.Audit("onboarding.bootstrapped", "success", "project", out.Project.ID, map[string]any{"org_name": req.OrgName, "task_id": out.TaskID})
+	return c.JSON(200, out)
+}
+
+// handleOnboardingStatus is GET /api/onboarding/status.
+func (s *Server) handleOnboardingStatus(c *Ctx) error {
+	o, err := s.db.FindOnboarding(c.Context(), c.ID.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(200, onboardingOut(o))
+}
+
+// handleOnboardingSet serves POST /api/onboarding/skip and /complete.
+func (s *Server) handleOnboardingSet(status string) func(*Ctx) error {
+	return func(c *Ctx) error {
+		o, err := s.db.SetOnboardingStatus(c.Context(), c.ID.UserID, status)
+		if err != nil {
+			return err
+		}
+		c.Audit("onboarding."+status, "success", "user", c.ID.UserID, nil)
+		return c.JSON(200, onboardingOut(o))
+	}
+}

@@ -43,6 +43,9 @@ const (
 // still holds the rest.
 const MaxAlerts = 500
 
+// maxTypeLength bounds Event.Type, which partly comes from headers.
+const maxTypeLength = 128
+
 // Event is one delivery, normalized. Type is the provider's own event name
 // where it has one ("incident.triggered", "pull_request.opened",
 // "invoice.payment_failed") and "<provider>.<status>" where it has not
@@ -151,6 +154,7 @@ func Parse(provider Provider, h http.Header, body []byte) (Event, error) {
 		return Event{}, err
 	}
 	ev.Provider = provider
+	ev.Type = cut(ev.Type, maxTypeLength) // header-derived types are sender-controlled
 	if len(ev.Alerts) > MaxAlerts {
 		ev.Alerts = ev.Alerts[:MaxAlerts]
 	}

@@ -5,25 +5,7 @@ import (
 	"strings"
 )
 
-// Redaction globs address values inside a JSON document by path.
-//
-//   - A path is the sequence of object keys and array indexes from the
-//     root to a value; indexes are written in decimal ("alerts.0.labels").
-//   - A glob is segments separated by ".". Matching is case-insensitive.
-//   - "*" inside a segment matches any run of characters within one key
-//     ("*token*" matches "x_token_id"); a segment that is just "*" matches
-//     any single key or index ("alerts.*.annotations.token").
-//   - A segment "**" matches zero or more segments ("**.password" matches
-//     "password" at the top level and at any depth).
-//   - "\." "\*" and "\\" stand for a literal dot, star and backslash, for
-//     keys such as "app.kubernetes.io/name".
-//   - A glob matches a value, not just a leaf: "credentials" redacts the
-//     whole object under that key.
-//
-// Invalid: an empty glob or segment ("a..b", ".a"), "**" mixed with other
-// characters ("a**"), a trailing lone backslash, a glob made only of "**"
-// (use metadata-only retention to keep no payload at all), more than
-// MaxGlobLength bytes or MaxGlobSegments segments.
+// Limits on redaction globs.
 const (
 	MaxGlobLength   = 256
 	MaxGlobSegments = 32
@@ -42,7 +24,26 @@ type globSeg struct {
 }
 
 // ValidateGlob reports whether g is a valid redaction glob, with a message
-// fit for a 422 response.
+// fit for a 422 response. Globs address values inside a JSON document by
+// path:
+//
+//   - A path is the sequence of object keys and array indexes from the
+//     root to a value; indexes are written in decimal ("alerts.0.labels").
+//   - A glob is segments separated by ".". Matching is case-insensitive.
+//   - "*" inside a segment matches any run of characters within one key
+//     ("*token*" matches "x_token_id"); a segment that is just "*" matches
+//     any single key or index ("alerts.*.annotations.token").
+//   - A segment "**" matches zero or more segments ("**.password" matches
+//     "password" at the top level and at any depth).
+//   - "\." "\*" and "\\" stand for a literal dot, star and backslash, for
+//     keys such as "app.kubernetes.io/name".
+//   - A glob matches a value, not just a leaf: "credentials" redacts the
+//     whole object under that key.
+//
+// Invalid: an empty glob or segment ("a..b", ".a"), "**" mixed with other
+// characters ("a**"), a trailing lone backslash, a glob made only of "**"
+// (use metadata-only retention to keep no payload at all), more than
+// MaxGlobLength bytes or MaxGlobSegments segments.
 func ValidateGlob(g string) error {
 	_, err := compileGlob(g)
 	return err

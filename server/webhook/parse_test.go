@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -273,5 +274,16 @@ func TestSamplesCoverEveryProvider(t *testing.T) {
 	}
 	if Sample("nagios") != nil || Sample("../samples/generic") != nil {
 		t.Error("Sample must return nil for unknown providers")
+	}
+}
+
+func TestParseBoundsHeaderDerivedType(t *testing.T) {
+	long := strings.Repeat("workflow_run", 100)
+	ev, err := Parse(ProviderGitHub, hdr("X-GitHub-Event", long), readTestdata(t, "samples/github.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Type) > maxTypeLength || !strings.HasPrefix(ev.Type, "workflow_run") {
+		t.Errorf("type: got %d bytes %.30q", len(ev.Type), ev.Type)
 	}
 }

@@ -16,8 +16,8 @@ const Redacted = "[REDACTED]"
 // maxRedactDepth bounds recursion on hostile nesting ("[[[[...").
 const maxRedactDepth = 512
 
-// Redact replaces the values that globs match (see the glob rules above
-// MaxGlobLength) with "[REDACTED]" before the payload is stored. When
+// Redact replaces the values that globs match (syntax: see ValidateGlob)
+// with "[REDACTED]" before the payload is stored. When
 // nothing matches, body is returned unchanged; otherwise the result is
 // the same document in compact form, keys in their original order. An
 // invalid glob is CodeInvalidGlob, a body that is not one JSON value is

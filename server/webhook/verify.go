@@ -87,8 +87,8 @@ func Verify(scheme Scheme, secrets [][]byte, h http.Header, body []byte, now tim
 		if err != nil {
 			return err
 		}
-		scheme, tok, ok := strings.Cut(v, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		kind, tok, ok := strings.Cut(v, " ")
+		if !ok || !strings.EqualFold(kind, "Bearer") || strings.TrimSpace(tok) == "" {
 			return newError(CodeMalformed, "Authorization header is not a bearer token")
 		}
 		return matchToken(keys, strings.TrimSpace(tok))

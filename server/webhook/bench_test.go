@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -89,6 +90,30 @@ func BenchmarkConditionMatch(b *testing.B) {
 	}
 	for b.Loop() {
 		if ok, err := c.Match(env); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
+// The most expensive condition the limits admit that we know of: a
+// predicate near the length and node caps, each step case-folding 1 KiB
+// strings, over the largest array the env view keeps. It shows how far
+// below ConditionTimeout the static bounds keep evaluation.
+func BenchmarkConditionWorstCase(b *testing.B) {
+	item := `"` + strings.Repeat("abcdefgh", 128) + `"`
+	body := []byte(`{"items":[` + strings.Repeat(item+",", 199) + item + `]}`)
+	ev, err := Parse(ProviderGeneric, nil, body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := NewEnv(ev, body, nil)
+	src := "any(payload.items, " + strings.Repeat(`upper(#)+lower(#) contains "@" || `, 27) + "false)"
+	c, err := CompileCondition(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if ok, err := c.Match(env); ok || err != nil {
 			b.Fatal(ok, err)
 		}
 	}

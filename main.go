@@ -17,6 +17,7 @@ import (
 
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
@@ -35,6 +36,7 @@ const usage = `opsagent: a self-hosted AI agent for DevOps and SRE teams
 
 Usage:
   opsagent serve [flags]     run the server (opsagent serve --help lists flags)
+  opsagent vault rotate      re-encrypt every secret under a new vault key (safe while serving)
   opsagent version           print the version
 `
 
@@ -48,6 +50,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], getenv, stdout, stderr, nil)
+	case "vault":
+		return secrets.RotateCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "opsagent", server.Version)
 		return nil

@@ -12,6 +12,8 @@ func (s *Server) routeTable() []*Route {
 		s.meRoutes(),
 		s.preferenceRoutes(),
 		s.observabilityRoutes(),
+		s.secretRoutes(),
+		s.llmKeyRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/opsagent/opsagent/server/auth"
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
+	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
@@ -28,6 +29,7 @@ type Server struct {
 	cfg     Config
 	db      *store.DB
 	vault   *vault.Vault
+	secrets *secrets.Keeper
 	log     *slog.Logger
 	signer  *auth.Signer
 	hasher  *auth.Hasher
@@ -106,6 +108,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
 	if cfg.BaseURL != "" {
 		_ = s.cop.AddTrustedOrigin(trimSlash(cfg.BaseURL))
 	}
@@ -136,6 +139,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	return s, nil
 }
+
+// Secrets is the secret keeper the agent resolves secrets and LLM keys with.
+func (s *Server) Secrets() *secrets.Keeper { return s.secrets }
 
 // Handler returns the root handler.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/server/backup"
 	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -36,6 +37,8 @@ const usage = `opsagent: a self-hosted AI agent for DevOps and SRE teams
 
 Usage:
   opsagent serve [flags]     run the server (opsagent serve --help lists flags)
+  opsagent backup --data-dir D --out FILE    archive a (running) server's data directory
+  opsagent restore --in FILE --data-dir NEW  restore an archive into a new, empty directory
   opsagent vault rotate      re-encrypt every secret under a new vault key (safe while serving)
   opsagent version           print the version
 `
@@ -50,6 +53,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], getenv, stdout, stderr, nil)
+	case "backup":
+		return backup.BackupCommand(ctx, args[1:], getenv, server.Version, stdout, stderr)
+	case "restore":
+		return backup.RestoreCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "vault":
 		return secrets.RotateCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/server/backup"
@@ -106,8 +107,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
+	// The RAG store reconciles its index with the files before it returns.
+	kb, err := rag.Open(ctx, cfg.Path("rag"), rag.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer kb.Close()
 	jobs := scheduler.New(logger)
-	srv, err := server.New(cfg, server.Deps{DB: db, Vault: keys, Jobs: jobs, Logger: logger})
+	srv, err := server.New(cfg, server.Deps{DB: db, Vault: keys, RAG: kb, Jobs: jobs, Logger: logger})
 	if err != nil {
 		return err
 	}

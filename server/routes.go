@@ -14,6 +14,8 @@ func (s *Server) routeTable() []*Route {
 		s.observabilityRoutes(),
 		s.secretRoutes(),
 		s.llmKeyRoutes(),
+		s.knowledgeRoutes(),
+		s.ragObservabilityRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/auth"
 	"github.com/opsagent/opsagent/server/mail"
@@ -30,6 +31,9 @@ type Server struct {
 	db      *store.DB
 	vault   *vault.Vault
 	secrets *secrets.Keeper
+	rag     *rag.Store
+	// ownsRAG: New opened the store (no Deps.RAG), so Serve closes it.
+	ownsRAG bool
 	log     *slog.Logger
 	signer  *auth.Signer
 	hasher  *auth.Hasher
@@ -71,6 +75,7 @@ type limits struct {
 type Deps struct {
 	DB     *store.DB
 	Vault  *vault.Vault
+	RAG    *rag.Store // nil: New opens DATA_DIR/rag and Serve closes it
 	Jobs   *scheduler.Runner
 	Logger *slog.Logger
 }
@@ -103,7 +108,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 		}
 		d.Vault = v
 	}
+	ownsRAG := d.RAG == nil
+	if ownsRAG {
+		kb, err := rag.Open(context.Background(), cfg.Path("rag"), rag.Options{Logger: d.Logger})
+		if err != nil {
+			return nil, err
+		}
+		d.RAG = kb
+	}
 	s := &Server{
+		rag: d.RAG, ownsRAG: ownsRAG,
 		cfg: cfg, db: d.DB, vault: d.Vault, log: d.Logger, signer: signer, hasher: auth.NewHasher(0), mail: sender,
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
@@ -163,6 +177,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	// Files edited by hand under DATA_DIR/rag reach the index while serving.
+	s.rag.Start(base)
+	if s.ownsRAG {
+		defer s.rag.Close()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

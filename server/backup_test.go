@@ -32,6 +32,7 @@ func TestBackupWhileWritingThenRestore(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	writes, failed := 0, 0
+	started := make(chan struct{})
 	go func() {
 		defer wg.Done()
 		for i := 0; ; i++ {
@@ -44,8 +45,12 @@ func TestBackupWhileWritingThenRestore(t *testing.T) {
 				failed++
 			}
 			writes++
+			if writes == 3 {
+				close(started)
+			}
 		}
 	}()
+	<-started // the backup starts while the writer is busy
 	archive := filepath.Join(t.TempDir(), "backup.tar.gz")
 	var out, errb bytes.Buffer
 	err := backup.BackupCommand(context.Background(), []string{"--data-dir", env.Dir, "--out", archive}, func(string) string { return "" }, "test", &out, &errb)

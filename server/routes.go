@@ -16,6 +16,7 @@ func (s *Server) routeTable() []*Route {
 		s.llmKeyRoutes(),
 		s.knowledgeRoutes(),
 		s.ragObservabilityRoutes(),
+		s.memoryRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
 	"github.com/opsagent/opsagent/server/secrets"
@@ -32,6 +33,8 @@ type Server struct {
 	vault   *vault.Vault
 	secrets *secrets.Keeper
 	rag     *rag.Store
+	// knowledge joins memories and the RAG store (the agent's remember/recall/search_knowledge).
+	knowledge *knowledge.Base
 	// ownsRAG: New opened the store (no Deps.RAG), so Serve closes it.
 	ownsRAG bool
 	log     *slog.Logger
@@ -122,6 +125,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.knowledge = knowledge.New(d.DB, d.RAG)
 	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
 	if cfg.BaseURL != "" {
 		_ = s.cop.AddTrustedOrigin(trimSlash(cfg.BaseURL))
@@ -156,6 +160,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 
 // Secrets is the secret keeper the agent resolves secrets and LLM keys with.
 func (s *Server) Secrets() *secrets.Keeper { return s.secrets }
+
+// Knowledge is the memory and document API the agent's tools call.
+func (s *Server) Knowledge() *knowledge.Base { return s.knowledge }
 
 // Handler returns the root handler.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/opsagent/opsagent/rag"
@@ -101,5 +103,37 @@ func TestMemoriesSaveUpdateSearchDelete(t *testing.T) {
 	bob.must(404, "DELETE", "/api/memories/"+m.ID, nil)
 	if bob.must(200, "GET", "/api/memories", nil).JSON()["total"] != float64(0) {
 		t.Fatal("bob sees alice's memories")
+	}
+}
+
+// TestMemoryReconcileRepairsTheIndex: a memory whose file vanished is
+// re-indexed from its row, a memory file without a row is removed.
+func TestMemoryReconcileRepairsTheIndex(t *testing.T) {
+	env := openEnv(t)
+	alice := env.register("alice@example.com")
+	alice.Project = env.newProject(alice, "prod")
+	org := alice.orgOf()
+	m := alice.must(201, "POST", "/api/memories", map[string]any{"key": "cache", "text": "The cache is memcached on wombat hosts."}).JSON()
+	dir := filepath.Join(env.Dir, "rag", "docs", org, alice.Project, "memories")
+	if err := os.Remove(filepath.Join(dir, m["id"].(string)+".md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.NewID()+".md"), []byte("# Ghost\n\nA numbat memory nobody saved.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	alice.must(204, "POST", "/api/knowledge/sync", nil)
+	fixed, removed, err := env.Srv.Knowledge().Reconcile(context.Background())
+	// The server's own pass at start ran before the damage; this one repairs it.
+	if err != nil || fixed != 1 || removed != 1 {
+		t.Fatalf("reconcile: fixed %d removed %d err %v", fixed, removed, err)
+	}
+	if top := firstHit(t, alice, "wombat"); top["collection"] != "memories" {
+		t.Fatalf("re-indexed memory: %v", top)
+	}
+	if n := len(alice.must(200, "GET", "/api/knowledge/search?q=numbat", nil).JSON()["items"].([]any)); n != 0 {
+		t.Fatal("an orphan memory file is still found")
+	}
+	if fixed, removed, _ := env.Srv.Knowledge().Reconcile(context.Background()); fixed+removed != 0 {
+		t.Fatalf("a second pass should find nothing: %d %d", fixed, removed)
 	}
 }

@@ -187,6 +187,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	// Files edited by hand under DATA_DIR/rag reach the index while serving.
 	s.rag.Start(base)
+	go s.reconcileMemories(base)
 	if s.ownsRAG {
 		defer s.rag.Close()
 	}
@@ -206,6 +207,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return e
 	}
 	return err
+}
+
+// reconcileMemories repairs the memories collection from the memory rows
+// (after a restore or a hand edit); it only logs, never stops the server.
+func (s *Server) reconcileMemories(ctx context.Context) {
+	fixed, removed, err := s.knowledge.Reconcile(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Warn("knowledge: memory reconciliation failed", "err", err)
+	case fixed+removed > 0:
+		s.log.Info("knowledge: memories re-indexed", "fixed", fixed, "removed", removed)
+	}
 }
 
 func loadOrCreateKey(path string, n int) ([]byte, error) {

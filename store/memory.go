@@ -191,3 +191,52 @@ func DeleteMemoryTx(ctx context.Context, tx *Tx, orgID, projectID, id string) (*
 	_, err = tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ?`, id)
 	return m, err
 }
+
+// FindMemoriesAfter pages through every memory of every tenant by id, for
+// maintenance (re-indexing after a restore) only: never behind a route.
+func (db *DB) FindMemoriesAfter(ctx context.Context, afterID string, limit int) ([]Memory, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+memoryCols+` FROM memories WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Memory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *m)
+	}
+	return out, rows.Err()
+}
+
+// MemoryExistsTx reports whether a memory row exists, inside a write transaction.
+func MemoryExistsTx(ctx context.Context, tx *Tx, id string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM memories WHERE id = ?`, id).Scan(&n)
+	return n > 0, err
+}
+
+// FindMemoryTx re-reads one memory inside a write transaction.
+func FindMemoryTx(ctx context.Context, tx *Tx, id string) (*Memory, error) {
+	return findMemory(ctx, tx, `id = ?`, id)
+}
+
+// TenantScopes lists every (org, project) pair and every org alone (project ""), for maintenance.
+func (db *DB) TenantScopes(ctx context.Context) ([][2]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT org_id, id FROM projects UNION ALL SELECT id, '' FROM organizations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var s [2]string
+		if err := rows.Scan(&s[0], &s[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -53,7 +53,8 @@ func (s *Store) Search(ctx context.Context, scope Scope, q Query) ([]Hit, error)
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	res, err := s.index.SearchInContext(ctx, req)
+	var res *bleve.SearchResult
+	err = recovered(func() (err error) { res, err = s.index.SearchInContext(ctx, req); return err })
 	if err != nil {
 		return nil, fmt.Errorf("rag: search: %w", err)
 	}

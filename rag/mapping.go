@@ -23,6 +23,7 @@ const (
 	fTags       = "tags"
 	fTitle      = "title"
 	fHeading    = "heading"
+	fContext    = "context"
 	fContent    = "content"
 	fPath       = "path"
 	fSize       = "size"
@@ -33,7 +34,7 @@ const (
 )
 
 // indexSchema names the mapping and chunking rules; an index built under another one is rebuilt.
-const indexSchema = "opsagent-rag/1"
+const indexSchema = "opsagent-rag/2"
 
 // newMapping is explicit: no dynamic mapping, text fields analyzed in English, scoping fields as keywords
 // (exact terms, so tenancy filters cannot match by accident), manifest fields stored but not indexed.
@@ -70,8 +71,12 @@ func newMapping() mapping.IndexMapping {
 	chunk.AddFieldMappingsAt(fCollection, keywordField(true))
 	chunk.AddFieldMappingsAt(fTags, keywordField(true))
 	chunk.AddFieldMappingsAt(fName, keywordField(true))
-	chunk.AddFieldMappingsAt(fTitle, textField())
-	chunk.AddFieldMappingsAt(fHeading, textField())
+	// Title and heading path are searched as one field (fewer term readers per query) and stored apart.
+	chunk.AddFieldMappingsAt(fTitle, storedOnly(mapping.NewTextFieldMapping()))
+	chunk.AddFieldMappingsAt(fHeading, storedOnly(mapping.NewTextFieldMapping()))
+	context := textField()
+	context.Store = false
+	chunk.AddFieldMappingsAt(fContext, context)
 	chunk.AddFieldMappingsAt(fContent, textField())
 
 	manifest := mapping.NewDocumentStaticMapping()
@@ -176,6 +181,7 @@ func chunkFields(s Scope, collection, name, title string, tags []string, c chunk
 		fTags:       tags,
 		fTitle:      title,
 		fHeading:    c.Headings,
+		fContext:    title + "\n" + strings.Join(c.Headings, "\n"),
 		fContent:    c.Text,
 	}
 }

@@ -45,24 +45,50 @@ func TestIndexDeletedIsRebuiltFromFiles(t *testing.T) {
 }
 
 func TestCorruptIndexIsRebuiltFromFiles(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir, Options{})
-	seed(t, s)
-	s.Close()
-	n := 0
-	filepath.WalkDir(filepath.Join(dir, "index"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			n++
-			if werr := os.WriteFile(p, []byte("this is not an index"), 0o600); werr != nil {
-				t.Fatal(werr)
+	for name, damage := range map[string]func(p string, b []byte) []byte{
+		// Every file replaced: bleve refuses to open the index.
+		"all files": func(string, []byte) []byte { return []byte("this is not an index") },
+		// Segments flipped but metadata intact: bleve opens it and panics reading a segment.
+		"segments": func(p string, b []byte) []byte {
+			if filepath.Ext(p) != ".zap" {
+				return b
 			}
-		}
-		return nil
-	})
-	if n == 0 {
-		t.Fatal("no index file to corrupt")
+			for i := 0; i < len(b); i += 7 {
+				b[i] ^= 0x5a
+			}
+			return b
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir, Options{})
+			seed(t, s)
+			s.Close()
+			n := 0
+			filepath.WalkDir(filepath.Join(dir, "index"), func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return nil
+				}
+				b, rerr := os.ReadFile(p)
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				orig := string(b)
+				nb := damage(p, b)
+				if string(nb) != orig {
+					n++
+				}
+				if werr := os.WriteFile(p, nb, 0o600); werr != nil {
+					t.Fatal(werr)
+				}
+				return nil
+			})
+			if n == 0 {
+				t.Fatal("no index file damaged")
+			}
+			checkSeeded(t, openStore(t, dir, Options{}))
+		})
 	}
-	checkSeeded(t, openStore(t, dir, Options{}))
 }
 
 // A crash can lose the index's last batches (bleve persists in the background) but never an acknowledged

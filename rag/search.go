@@ -53,7 +53,8 @@ func (s *Store) Search(ctx context.Context, scope Scope, q Query) ([]Hit, error)
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	res, err := s.index.SearchInContext(ctx, req)
+	var res *bleve.SearchResult
+	err = recovered(func() (err error) { res, err = s.index.SearchInContext(ctx, req); return err })
 	if err != nil {
 		return nil, fmt.Errorf("rag: search: %w", err)
 	}
@@ -101,7 +102,8 @@ func (s *Store) searchRequest(scope Scope, q Query) (*bleve.SearchRequest, error
 		return nil, err
 	}
 
-	filters := []query.Query{term(fKind, kindChunk), term(fOrg, scope.OrgID)}
+	// org_id exists on chunks only, so manifest entries can never match.
+	filters := []query.Query{term(fOrg, scope.OrgID)}
 	if scope.ProjectID == "" {
 		filters = append(filters, term(fProject, orgFolder))
 	} else {
@@ -117,15 +119,17 @@ func (s *Store) searchRequest(scope Scope, q Query) (*bleve.SearchRequest, error
 	for _, t := range tags {
 		filters = append(filters, term(fTags, t))
 	}
+	// The filters join the text query in one conjunction rather than bleve's filter clause: that clause
+	// post-filters every text match of the whole index, while a conjunction leapfrogs along the tenant's
+	// short posting lists (several times faster with many tenants). Boost 0 keeps them out of the score.
+	for _, f := range filters {
+		f.(query.BoostableQuery).SetBoost(0)
+	}
 	var scored query.Query = bleve.NewMatchAllQuery()
 	if text != "" {
-		scored = bleve.NewDisjunctionQuery(
-			match(fContent, text, 1), match(fHeading, text, 2), match(fTitle, text, 1.5))
+		scored = bleve.NewDisjunctionQuery(match(fContent, text, 1), match(fContext, text, 2))
 	}
-	bq := bleve.NewBooleanQuery()
-	bq.AddMust(scored)
-	// Filters as a conjunction in the filter clause do not change the score, only what may match.
-	bq.AddFilter(bleve.NewConjunctionQuery(filters...))
+	bq := bleve.NewConjunctionQuery(append([]query.Query{scored}, filters...)...)
 	req := bleve.NewSearchRequestOptions(bq, limit, 0, false)
 	req.Fields = []string{fCollection, fName, fTitle, fHeading, fTags, fProject, fContent}
 	return req, nil

@@ -137,13 +137,14 @@ func (s *Store) schema() string {
 
 // openIndex opens the index, or starts an empty one that the following Sync fills from the files.
 func (s *Store) openIndex() error {
-	idx, err := bleve.Open(s.indexDir)
+	var idx bleve.Index
+	err := recovered(func() (err error) { idx, err = bleve.Open(s.indexDir); return err })
 	switch {
 	case err == nil:
 		v, gerr := idx.GetInternal(schemaKey)
 		if gerr == nil && string(v) == s.schema() {
 			s.index = idx
-			if lerr := s.loadManifest(); lerr == nil {
+			if lerr := recovered(s.loadManifest); lerr == nil {
 				return nil
 			} else {
 				err = lerr
@@ -151,8 +152,8 @@ func (s *Store) openIndex() error {
 		} else {
 			err = fmt.Errorf("built under %q, want %q (%v)", v, s.schema(), gerr)
 		}
-		idx.Close()
-		s.index, s.manifest = nil, map[string]entry{}
+		recovered(idx.Close)
+		s.index, s.manifest, s.lastIndexed = nil, map[string]entry{}, time.Time{}
 		s.log.Warn("rag: rebuilding index from files", "reason", err.Error())
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
 	default:
@@ -257,4 +258,15 @@ func (s *Store) Close() error {
 		err = rerr
 	}
 	return err
+}
+
+// recovered runs f and turns a panic into an error. Bleve trusts its files: a damaged segment makes it
+// index out of range rather than fail, and a damaged index must lead to a rebuild, not a crash.
+func recovered(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("index corrupt: %v", r)
+		}
+	}()
+	return f()
 }

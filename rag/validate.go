@@ -18,8 +18,10 @@ const (
 	CollectionMemories  = "memories"
 )
 
-// Collections lists every collection, in display order.
-var Collections = []string{CollectionRunbooks, CollectionFacts, CollectionIncidents, CollectionMemories}
+var collections = []string{CollectionRunbooks, CollectionFacts, CollectionIncidents, CollectionMemories}
+
+// Collections lists every collection, in display order (a fresh slice the caller may keep).
+func Collections() []string { return slices.Clone(collections) }
 
 // orgFolder is the project folder of organization-wide documents. It cannot collide with a project id,
 // because ids start with a letter or digit.
@@ -79,8 +81,8 @@ func validateScope(s Scope) error {
 }
 
 func validateCollection(c string) error {
-	if !slices.Contains(Collections, c) {
-		return invalid(ErrUnknownCollection, "collection", "%q is not one of %s", c, strings.Join(Collections, ", "))
+	if !slices.Contains(collections, c) {
+		return invalid(ErrUnknownCollection, "collection", "%q is not one of %s", c, strings.Join(collections, ", "))
 	}
 	return nil
 }

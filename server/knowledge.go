@@ -161,7 +161,7 @@ func (s *Server) handleListDocuments(c *Ctx) error {
 	if err := c.BindQuery(&q); err != nil {
 		return err
 	}
-	cols := rag.Collections
+	cols := rag.Collections()
 	if q.Collection != "" {
 		cols = []string{q.Collection}
 	}

@@ -24,7 +24,7 @@ type RotateReport struct {
 
 // DefaultRotateBatch is how many secrets one re-encryption transaction holds:
 // small enough that the server's writes wait milliseconds, not seconds.
-const DefaultRotateBatch = 100
+const DefaultRotateBatch = 25
 
 // Rotate makes a new vault key current, re-encrypts every secret to it in
 // batches of batch rows (one write transaction each) and then retires the

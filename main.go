@@ -15,9 +15,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/server/backup"
 	"github.com/opsagent/opsagent/server/cliclient"
+	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
@@ -38,6 +41,9 @@ Usage:
   opsagent serve [flags]     run the server (opsagent serve --help lists flags)
   opsagent login [--server URL]   sign this machine in through the browser (device code)
   opsagent logout            revoke this machine's session and forget it
+  opsagent backup --data-dir D --out FILE    archive a (running) server's data directory
+  opsagent restore --in FILE --data-dir NEW  restore an archive into a new, empty directory
+  opsagent vault rotate      re-encrypt every secret under a new vault key (safe while serving)
   opsagent version           print the version
 `
 
@@ -53,6 +59,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, args[1:], getenv, stdout, stderr, nil)
 	case "login", "logout":
 		return cliclient.Run(ctx, args[0], args[1:], getenv, stdout, stderr)
+	case "backup":
+		return backup.BackupCommand(ctx, args[1:], getenv, server.Version, stdout, stderr)
+	case "restore":
+		return backup.RestoreCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "vault":
+		return secrets.RotateCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "opsagent", server.Version)
 		return nil
@@ -100,8 +112,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
+	// The RAG store reconciles its index with the files before it returns.
+	kb, err := rag.Open(ctx, cfg.Path("rag"), rag.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer kb.Close()
 	jobs := scheduler.New(logger)
-	srv, err := server.New(cfg, server.Deps{DB: db, Vault: keys, Jobs: jobs, Logger: logger})
+	srv, err := server.New(cfg, server.Deps{DB: db, Vault: keys, RAG: kb, Jobs: jobs, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,8 @@ var keyProbes = []keyProbe{
 	{perms: []server.Perm{server.PermOrgRead}, method: "GET", path: func(o string, _ []string) string { return "/api/organizations/" + o + "/members" }},
 	{perms: []server.Perm{server.PermOrgWrite}, method: "PATCH", path: func(o string, _ []string) string { return "/api/organizations/" + o }, body: map[string]any{"name": "Acme"}},
 	{perms: []server.Perm{server.PermOrgAdmin}, method: "GET", path: func(o string, _ []string) string { return "/api/organizations/" + o + "/invitations" }},
-	{perms: []server.Perm{server.PermOrgOwner}, method: "DELETE", path: func(o string, _ []string) string { return "/api/organizations/" + o + "/llm-key" }},
+	// The LLM key routes are for signed-in owners only, so secrets stand in for a write above members.
+	{perms: []server.Perm{server.PermSecretsWrite}, method: "PUT", path: func(string, []string) string { return "/api/org-secrets/PROBE_TOKEN" }, body: map[string]any{"value": "probe-value-1"}},
 	{perms: []server.Perm{server.PermAuditRead}, method: "GET", path: func(string, []string) string { return "/api/audit-logs?limit=1" }},
 	{perms: []server.Perm{server.PermProjectRead}, project: 1, method: "GET", path: func(_ string, p []string) string { return "/api/projects/" + p[0] }},
 	{perms: []server.Perm{server.PermProjectRead}, project: 2, method: "GET", path: func(_ string, p []string) string { return "/api/projects/" + p[1] }},

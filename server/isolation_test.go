@@ -13,7 +13,7 @@ import (
 // ids are the identifiers a probe plugs in: the other tenant's real ones, or
 // fresh random ones. A leak is any answer to the first that differs from the
 // answer to the second (or a success on a route addressed by id).
-type ids struct{ org, project, user, invitation, key, session, task, mfa string }
+type ids struct{ org, project, user, invitation, key, session, task, mfa, memory string }
 
 // own are the caller's ids, for probes that put a foreign id in the body or
 // query of an otherwise legitimate request.
@@ -123,6 +123,54 @@ var isolationProbes = map[string]probe{
 	"GET /api/tasks/{task_id}/preview":  func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/preview", nil) },
 	"POST /api/tasks/{task_id}/clone":   func(o own, x ids) []probeReq { return taskProbe(o, x, "POST", "/clone", nil) },
 	"POST /api/tasks/{task_id}/trigger": func(o own, x ids) []probeReq { return taskProbe(o, x, "POST", "/trigger", nil) },
+	"GET /api/knowledge/documents":      func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/knowledge/documents", nil) },
+	"POST /api/knowledge/documents": func(o own, x ids) []probeReq {
+		return inProject(x, "POST", "/api/knowledge/documents", map[string]any{"collection": "runbooks", "name": "mole.md", "content": "# x"})
+	},
+	"GET /api/knowledge/documents/by-name": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/knowledge/documents/by-name?collection=runbooks&name=bravo-disk.md", nil)
+	},
+	"PUT /api/knowledge/documents/by-name": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "PUT", "/api/knowledge/documents/by-name?collection=runbooks&name=bravo-disk.md", map[string]any{"content": "pwned"})
+	},
+	"DELETE /api/knowledge/documents/by-name": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "DELETE", "/api/knowledge/documents/by-name?collection=runbooks&name=bravo-disk.md", nil)
+	},
+	"GET /api/knowledge/search": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/knowledge/search?q=disk", nil) },
+	"GET /api/memories":         func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/memories", nil) },
+	"POST /api/memories": func(o own, x ids) []probeReq {
+		return inProject(x, "POST", "/api/memories", map[string]any{"key": "mole", "text": "t"})
+	},
+	"GET /api/memories/{memory_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/memories/"+x.memory, nil)
+	},
+	"PATCH /api/memories/{memory_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "PATCH", "/api/memories/"+x.memory, map[string]any{"text": "pwned"})
+	},
+	"DELETE /api/memories/{memory_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "DELETE", "/api/memories/"+x.memory, nil)
+	},
+	"GET /api/secrets": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/secrets", nil) },
+	"GET /api/secrets/{name}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/secrets/BRAVO_TOKEN", nil)
+	},
+	"PUT /api/secrets/{name}": func(o own, x ids) []probeReq {
+		// Names are per project: in the caller's own project this is a legitimate upsert.
+		return inProject(x, "PUT", "/api/secrets/BRAVO_TOKEN", map[string]any{"value": "pwned-value"})
+	},
+	"DELETE /api/secrets/{name}": func(o own, x ids) []probeReq {
+		return inProject(x, "DELETE", "/api/secrets/BRAVO_TOKEN", nil)
+	},
+	// Org secrets live in the caller's current org: bravo's names must not show through.
+	"GET /api/org-secrets/{name}": func(o own, x ids) []probeReq { return one("GET", "/api/org-secrets/BRAVO_ORG_TOKEN", nil) },
+	"PUT /api/org-secrets/{name}": nil, // creates in the caller's own org; tested in secrets_test.go
+	"DELETE /api/org-secrets/{name}": func(o own, x ids) []probeReq {
+		return one("DELETE", "/api/org-secrets/BRAVO_ORG_TOKEN", nil)
+	},
+	"GET /api/organizations/{org_id}/llm-key": func(o own, x ids) []probeReq { return one("GET", "/api/organizations/"+x.org+"/llm-key", nil) },
+	"PUT /api/organizations/{org_id}/llm-key": func(o own, x ids) []probeReq {
+		return one("PUT", "/api/organizations/"+x.org+"/llm-key", map[string]any{"provider": "openai", "api_key": "sk-pwned-123456"})
+	},
 	// Per-user data addressed by the caller's own key name: no tenant id.
 	"GET /api/me/preferences/{key}":    nil,
 	"PUT /api/me/preferences/{key}":    nil,
@@ -173,14 +221,18 @@ func TestIsolationSweep(t *testing.T) {
 	bOwner := b.owner
 	bOwner.Project = b.project
 	bTask := bOwner.must(201, "POST", "/api/tasks", map[string]any{"name": "nightly", "prompt": "check disks", "schedule": "@daily"}).JSON()["id"].(string)
+	bOwner.must(201, "POST", "/api/knowledge/documents", map[string]any{"collection": "runbooks", "name": "bravo-disk.md", "content": "# Disk\nclean /var/log"})
+	bMemory := bOwner.must(201, "POST", "/api/memories", map[string]any{"key": "db.primary", "text": "db1 is primary"}).JSON()["id"].(string)
+	bOwner.must(200, "PUT", "/api/secrets/BRAVO_TOKEN", map[string]any{"value": "bravo-secret-value"})
+	bOwner.must(200, "PUT", "/api/org-secrets/BRAVO_ORG_TOKEN", map[string]any{"value": "bravo-org-secret"})
 	bOwner.Project = ""
 	bMember := b.byRole["member"]
 	enrolTOTP(t, env, bMember)
 	bMFA := bMember.must(200, "GET", "/api/auth/mfa/methods", nil).List()[0]["id"].(string)
-	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA}
+	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory}
 	random := func() ids {
 		return ids{org: store.NewID(), project: store.NewID(), user: store.NewID(), invitation: store.NewID(), key: store.NewID(),
-			session: store.NewID(), task: store.NewID(), mfa: store.NewID()}
+			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID()}
 	}
 
 	callers := map[string]*client{}
@@ -266,7 +318,7 @@ func TestIsolationSweep(t *testing.T) {
 
 // idList lists every id of x.
 func idList(x ids) []string {
-	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa}
+	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory}
 }
 
 // maskIDs replaces the probe's ids in a body with a placeholder.
@@ -291,6 +343,11 @@ func pathHasID(path string, x ids) bool {
 // inProject sends a project-scoped request with the other tenant's project.
 func inProject(x ids, method, path string, body any) []probeReq {
 	return []probeReq{{method: method, path: path, body: body, project: x.project}}
+}
+
+// bothProjects sends the same request from the caller's project and the other tenant's.
+func bothProjects(o own, x ids, method, path string, body any) []probeReq {
+	return []probeReq{{method: method, path: path, body: body, project: o.project}, {method: method, path: path, body: body, project: x.project}}
 }
 
 // taskProbe addresses the other tenant's task from the caller's own project

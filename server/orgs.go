@@ -64,7 +64,6 @@ func (s *Server) orgRoutes() []*Route {
 		{Method: "GET", Path: "/api/organizations/{org_id}", Summary: "One organization I belong to", Tags: tags, Auth: AuthAny, Perm: PermOrgRead, Resp: OrganizationOut{}, Status: 200, MCP: true, Handle: s.handleGetOrg},
 		{Method: "PATCH", Path: "/api/organizations/{org_id}", Summary: "Rename an organization", Tags: tags, Auth: AuthAny, Perm: PermOrgWrite, Body: OrganizationUpdate{}, Resp: OrganizationOut{}, Status: 200, MaxBody: 16 << 10, Handle: s.handleUpdateOrg},
 		{Method: "PATCH", Path: "/api/organizations/{org_id}/branding", Summary: "Update the organization's branding (cosmetic)", Tags: tags, Auth: AuthAny, Perm: PermOrgWrite, Body: OrganizationBrandingUpdate{}, Resp: OrganizationOut{}, Status: 200, MaxBody: 16 << 10, Handle: s.handleUpdateBranding},
-		{Method: "DELETE", Path: "/api/organizations/{org_id}/llm-key", Summary: "Clear the organization's own LLM credential (owner only)", Tags: tags, Auth: AuthAny, Perm: PermOrgOwner, Status: 204, Handle: s.handleDeleteLLMKey},
 	}
 }
 
@@ -161,14 +160,4 @@ func (s *Server) handleUpdateBranding(c *Ctx) error {
 	}
 	c.Audit("org.branding_updated", "success", "organization", o.ID, nil)
 	return c.JSON(200, orgOut(o))
-}
-
-// handleDeleteLLMKey is DELETE /api/organizations/{org_id}/llm-key.
-func (s *Server) handleDeleteLLMKey(c *Ctx) error {
-	o, err := s.db.UpdateOrg(c.Context(), c.OrgID(), store.OrgPatch{Settings: map[string]any{"llm": nil}})
-	if err != nil {
-		return err
-	}
-	c.Audit("org.llm_key_cleared", "success", "organization", o.ID, nil)
-	return c.NoContent()
 }

@@ -24,6 +24,11 @@ func (s *Server) routeTable() []*Route {
 		s.apiKeyRoutes(),
 		s.auditRoutes(),
 		s.onboardingRoutes(),
+		s.secretRoutes(),
+		s.llmKeyRoutes(),
+		s.knowledgeRoutes(),
+		s.ragObservabilityRoutes(),
+		s.memoryRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

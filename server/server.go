@@ -12,10 +12,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
+	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
@@ -28,6 +31,12 @@ type Server struct {
 	cfg     Config
 	db      *store.DB
 	vault   *vault.Vault
+	secrets *secrets.Keeper
+	rag     *rag.Store
+	// knowledge joins memories and the RAG store (the agent's remember/recall/search_knowledge).
+	knowledge *knowledge.Base
+	// ownsRAG: New opened the store (no Deps.RAG), so Serve closes it.
+	ownsRAG bool
 	log     *slog.Logger
 	signer  *auth.Signer
 	hasher  *auth.Hasher
@@ -76,6 +85,7 @@ type limits struct {
 type Deps struct {
 	DB     *store.DB
 	Vault  *vault.Vault
+	RAG    *rag.Store // nil: New opens DATA_DIR/rag and Serve closes it
 	Jobs   *scheduler.Runner
 	Logger *slog.Logger
 	// TaskExecutor runs task runs (the agent); nil fails them fast with the reason.
@@ -110,11 +120,22 @@ func New(cfg Config, d Deps) (*Server, error) {
 		}
 		d.Vault = v
 	}
+	ownsRAG := d.RAG == nil
+	if ownsRAG {
+		kb, err := rag.Open(context.Background(), cfg.Path("rag"), rag.Options{Logger: d.Logger})
+		if err != nil {
+			return nil, err
+		}
+		d.RAG = kb
+	}
 	s := &Server{
+		rag: d.RAG, ownsRAG: ownsRAG,
 		cfg: cfg, db: d.DB, vault: d.Vault, log: d.Logger, signer: signer, hasher: auth.NewHasher(0), mail: sender,
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.knowledge = knowledge.New(d.DB, d.RAG)
+	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
 	if cfg.BaseURL != "" {
 		_ = s.cop.AddTrustedOrigin(trimSlash(cfg.BaseURL))
 	}
@@ -150,6 +171,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 	return s, nil
 }
 
+// Secrets is the secret keeper the agent resolves secrets and LLM keys with.
+func (s *Server) Secrets() *secrets.Keeper { return s.secrets }
+
+// Knowledge is the memory and document API the agent's tools call.
+func (s *Server) Knowledge() *knowledge.Base { return s.knowledge }
+
 // Handler returns the root handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
@@ -171,6 +198,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// Files edited by hand under DATA_DIR/rag reach the index while serving.
+	s.rag.Start(base)
+	go s.reconcileMemories(base)
+	if s.ownsRAG {
+		defer s.rag.Close()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)
@@ -190,6 +223,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return e
 	}
 	return err
+}
+
+// reconcileMemories repairs the memories collection from the memory rows
+// (after a restore or a hand edit); it only logs, never stops the server.
+func (s *Server) reconcileMemories(ctx context.Context) {
+	fixed, removed, err := s.knowledge.Reconcile(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Warn("knowledge: memory reconciliation failed", "err", err)
+	case fixed+removed > 0:
+		s.log.Info("knowledge: memories re-indexed", "fixed", fixed, "removed", removed)
+	}
 }
 
 func loadOrCreateKey(path string, n int) ([]byte, error) {

@@ -40,6 +40,7 @@ func parseRule(tag string) *rule {
 		return v.(*rule)
 	}
 	r := &rule{}
+	key := tag
 	// pattern may contain commas, so it must come last.
 	if i := strings.Index(tag, "pattern="); i >= 0 {
 		r.patternSrc = tag[i+len("pattern="):]
@@ -82,7 +83,7 @@ func parseRule(tag string) *rule {
 			panic("validate: unknown rule " + k)
 		}
 	}
-	ruleCache.Store(tag, r)
+	ruleCache.Store(key, r)
 	return r
 }
 

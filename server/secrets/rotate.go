@@ -1,0 +1,140 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+
+	"github.com/opsagent/opsagent/store"
+	"github.com/opsagent/opsagent/vault"
+)
+
+// RotateReport says what a rotation did.
+type RotateReport struct {
+	NewKeyID     string   `json:"new_key_id"`
+	Reencrypted  int      `json:"reencrypted"`
+	Batches      int      `json:"batches"`
+	RetiredKeyID []string `json:"retired_key_ids"`
+}
+
+// DefaultRotateBatch is how many secrets one re-encryption transaction holds:
+// small enough that the server's writes wait milliseconds, not seconds.
+const DefaultRotateBatch = 25
+
+// Rotate makes a new vault key current, re-encrypts every secret to it in
+// batches of batch rows (one write transaction each) and then retires the
+// older keys. It is safe while a server (this process or another one on the
+// same data directory) keeps serving: every writer reloads a changed keyring
+// inside its write transaction before encrypting, so once a batch finds no
+// stale row in its transaction, no later write can produce one, and retiring
+// the old keys loses nothing. If a row cannot be re-encrypted the rotation
+// stops before retiring anything.
+func (k *Keeper) Rotate(ctx context.Context, batch int) (*RotateReport, error) {
+	if batch <= 0 {
+		batch = DefaultRotateBatch
+	}
+	v, err := k.Vault()
+	if err != nil {
+		return nil, err
+	}
+	old := v.KeyIDs()
+	newID, err := v.Rotate()
+	if err != nil {
+		return nil, err
+	}
+	k.noteKeyringWritten()
+	rep := &RotateReport{NewKeyID: newID, RetiredKeyID: []string{}}
+	for {
+		n := 0
+		err := k.db.Write(ctx, func(tx *store.Tx) error {
+			ids, cts, err := store.StaleCiphertextsTx(ctx, tx, newID, batch)
+			if err != nil {
+				return err
+			}
+			for i, id := range ids {
+				ct, kid, err := v.Reencrypt(cts[i])
+				if err != nil {
+					return fmt.Errorf("secrets: re-encrypt secret %s: %w", id, err)
+				}
+				if err := store.ReplaceCiphertextTx(ctx, tx, id, ct, kid); err != nil {
+					return err
+				}
+			}
+			n = len(ids)
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+		rep.Batches++
+		rep.Reencrypted += n
+		if n == 0 {
+			break
+		}
+	}
+	for _, id := range old {
+		if err := v.Retire(id); err != nil && !errors.Is(err, vault.ErrUnknownKey) {
+			return rep, err
+		}
+		k.noteKeyringWritten()
+		rep.RetiredKeyID = append(rep.RetiredKeyID, id)
+	}
+	k.log.Info("secrets: vault key rotated", "new_key_id", newID, "reencrypted", rep.Reencrypted, "retired", rep.RetiredKeyID)
+	return rep, nil
+}
+
+// KeyUsage reports the vault's keys (oldest first, the last current) and how
+// many secrets each encrypts.
+func (k *Keeper) KeyUsage(ctx context.Context) (keys []string, counts map[string]int, err error) {
+	v, err := k.Vault()
+	if err != nil {
+		return nil, nil, err
+	}
+	counts, err = k.db.CountSecretsByKey(ctx)
+	return slices.Clone(v.KeyIDs()), counts, err
+}
+
+// RotateCommand is `opsagent vault rotate --data-dir D [--batch N]`. It may
+// run while the server runs on the same directory (see Rotate). The
+// passphrase comes from OPSAGENT_VAULT_PASSPHRASE like the server's.
+func RotateCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "rotate" {
+		fmt.Fprintln(stderr, "usage: opsagent vault rotate --data-dir DIR [--batch N]")
+		return errors.New("unknown vault command")
+	}
+	fs := flag.NewFlagSet("vault rotate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	def := getenv("OPSAGENT_DATA_DIR")
+	if def == "" {
+		def = "./data"
+	}
+	dataDir := fs.String("data-dir", def, "data directory of the server (env OPSAGENT_DATA_DIR)")
+	batch := fs.Int("batch", DefaultRotateBatch, "secrets re-encrypted per transaction")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	pass := getenv("OPSAGENT_VAULT_PASSPHRASE")
+	dir := filepath.Join(*dataDir, "vault")
+	v, err := vault.Open(dir, pass, logger)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	db, err := store.Open(ctx, filepath.Join(*dataDir, "opsagent.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := New(db, v, dir, pass, logger).Rotate(ctx, *batch)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "new key %s; re-encrypted %d secrets in %d batches; retired %v\n",
+		rep.NewKeyID, rep.Reencrypted, rep.Batches, rep.RetiredKeyID)
+	return nil
+}

@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Secret kinds. User-named secrets are "env" (injected into the agent's
+// commands as environment variables); platform credentials get their own
+// kind so a user's secret can never shadow them.
+const (
+	SecretKindEnv    = "env"
+	SecretKindLLMKey = "llm_key"
+)
+
+// MaxSecretsPerScope caps how many secrets one org or project keeps.
+const MaxSecretsPerScope = 500
+
+// Secret is one vault-encrypted value. The store never sees plaintext: the
+// caller encrypts inside the write transaction and stores the ciphertext.
+// ProjectID "" means org-wide.
+type Secret struct {
+	ID          string
+	OrgID       string
+	ProjectID   string
+	Kind        string
+	Name        string
+	Description string
+	Meta        string // JSON object of non-secret fields
+	Ciphertext  []byte // empty in listings
+	KeyID       string
+	CreatedBy   string
+	UpdatedBy   string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	LastUsedAt  *time.Time
+}
+
+const secretMetaCols = `id, org_id, COALESCE(project_id, ''), kind, name, description, meta, key_id,
+	COALESCE(created_by, ''), COALESCE(updated_by, ''), created_at, updated_at, last_used_at`
+
+func scanSecret(row interface{ Scan(...any) error }, withCT bool) (*Secret, error) {
+	var s Secret
+	var created, updated string
+	var used sql.NullString
+	dst := []any{&s.ID, &s.OrgID, &s.ProjectID, &s.Kind, &s.Name, &s.Description, &s.Meta, &s.KeyID,
+		&s.CreatedBy, &s.UpdatedBy, &created, &updated, &used}
+	if withCT {
+		dst = append(dst, &s.Ciphertext)
+	}
+	if err := row.Scan(dst...); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt, s.LastUsedAt = ParseTS(created), ParseTS(updated), scanNullTS(used)
+	return &s, nil
+}
+
+// projectArg maps "" (org-wide) to NULL.
+func projectArg(projectID string) any {
+	if projectID == "" {
+		return nil
+	}
+	return projectID
+}
+
+// FindSecrets lists the secrets of one kind in exactly one scope (an org's
+// own when projectID is ""), by name, without ciphertexts.
+func (db *DB) FindSecrets(ctx context.Context, orgID, projectID, kind string) ([]Secret, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+secretMetaCols+` FROM secrets
+		WHERE org_id = ? AND COALESCE(project_id, '') = ? AND kind = ? ORDER BY name`, orgID, projectID, kind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Secret{}
+	for rows.Next() {
+		s, err := scanSecret(rows, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *s)
+	}
+	return out, rows.Err()
+}
+
+// FindSecret reads one secret with its ciphertext, in exactly one scope.
+func (db *DB) FindSecret(ctx context.Context, orgID, projectID, kind, name string) (*Secret, error) {
+	s, err := scanSecret(db.r.QueryRowContext(ctx, `SELECT `+secretMetaCols+`, ciphertext FROM secrets
+		WHERE org_id = ? AND COALESCE(project_id, '') = ? AND kind = ? AND name = ?`, orgID, projectID, kind, name), true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("secret")
+	}
+	return s, err
+}
+
+// FindSecretsForProject returns, with ciphertexts, the secrets of one kind a
+// project sees: its own and its org's, a project secret replacing an org
+// secret of the same name. names limits the result when not empty.
+func (db *DB) FindSecretsForProject(ctx context.Context, orgID, projectID, kind string, names []string) ([]Secret, error) {
+	q := `SELECT ` + secretMetaCols + `, ciphertext FROM secrets
+		WHERE org_id = ? AND kind = ? AND (project_id IS NULL OR project_id = ?)`
+	args := []any{orgID, kind, projectID}
+	if len(names) > 0 {
+		q += ` AND name IN (?` + strings.Repeat(", ?", len(names)-1) + `)`
+		for _, n := range names {
+			args = append(args, n)
+		}
+	}
+	// Org rows first, so the project's row of the same name overwrites them below.
+	q += ` ORDER BY project_id IS NOT NULL, name`
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byName := map[string]int{}
+	out := []Secret{}
+	for rows.Next() {
+		s, err := scanSecret(rows, true)
+		if err != nil {
+			return nil, err
+		}
+		if i, ok := byName[s.Name]; ok {
+			out[i] = *s
+			continue
+		}
+		byName[s.Name] = len(out)
+		out = append(out, *s)
+	}
+	return out, rows.Err()
+}
+
+// PutSecretTx creates or replaces the secret (org, project, kind, name) with
+// s's ciphertext, key id, description and meta. It fills s's id and times and
+// reports whether the row is new.
+func PutSecretTx(ctx context.Context, tx *Tx, s *Secret) (created bool, err error) {
+	if s.Meta == "" {
+		s.Meta = "{}"
+	}
+	var id, createdAt string
+	var createdBy sql.NullString
+	err = tx.QueryRowContext(ctx, `SELECT id, created_at, created_by FROM secrets
+		WHERE org_id = ? AND COALESCE(project_id, '') = ? AND kind = ? AND name = ?`,
+		s.OrgID, s.ProjectID, s.Kind, s.Name).Scan(&id, &createdAt, &createdBy)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM secrets WHERE org_id = ? AND COALESCE(project_id, '') = ?`,
+			s.OrgID, s.ProjectID).Scan(&n); err != nil {
+			return false, err
+		}
+		if n >= MaxSecretsPerScope {
+			return false, &Error{Code: EConflict, Message: "too many secrets in this scope", Reason: "secret_limit"}
+		}
+		now := ParseTS(TS(tx.Now)) // what a later read returns
+		s.ID, s.CreatedAt, s.UpdatedAt = NewID(), now, now
+		s.UpdatedBy = s.CreatedBy
+		_, err = tx.ExecContext(ctx, `INSERT INTO secrets (id, org_id, project_id, kind, name, description, meta,
+			ciphertext, key_id, created_by, updated_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.OrgID, projectArg(s.ProjectID), s.Kind, s.Name, s.Description, s.Meta, s.Ciphertext, s.KeyID,
+			nullStr(s.CreatedBy), nullStr(s.CreatedBy), TS(tx.Now), TS(tx.Now))
+		return true, err
+	case err != nil:
+		return false, err
+	}
+	s.ID, s.CreatedAt, s.UpdatedAt, s.CreatedBy = id, ParseTS(createdAt), ParseTS(TS(tx.Now)), createdBy.String
+	_, err = tx.ExecContext(ctx, `UPDATE secrets SET description = ?, meta = ?, ciphertext = ?, key_id = ?,
+		updated_by = ?, updated_at = ? WHERE id = ?`,
+		s.Description, s.Meta, s.Ciphertext, s.KeyID, nullStr(s.UpdatedBy), TS(tx.Now), id)
+	return false, err
+}
+
+// DeleteSecret removes one secret of exactly one scope.
+func (db *DB) DeleteSecret(ctx context.Context, orgID, projectID, kind, name string) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM secrets
+			WHERE org_id = ? AND COALESCE(project_id, '') = ? AND kind = ? AND name = ?`, orgID, projectID, kind, name)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return NotFound("secret")
+		}
+		return nil
+	})
+}
+
+// TouchSecrets stamps last_used_at on the given secrets.
+func (db *DB) TouchSecrets(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return db.Write(ctx, func(tx *Tx) error {
+		args := []any{TS(tx.Now)}
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE secrets SET last_used_at = ? WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+		return err
+	})
+}
+
+// StaleCiphertextsTx returns up to limit (id, ciphertext) pairs of secrets not
+// encrypted with keyID: what a key rotation still has to re-encrypt.
+func StaleCiphertextsTx(ctx context.Context, tx *Tx, keyID string, limit int) (ids []string, cts [][]byte, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, ciphertext FROM secrets WHERE key_id != ? ORDER BY id LIMIT ?`, keyID, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var ct []byte
+		if err := rows.Scan(&id, &ct); err != nil {
+			return nil, nil, err
+		}
+		ids, cts = append(ids, id), append(cts, ct)
+	}
+	return ids, cts, rows.Err()
+}
+
+// ReplaceCiphertextTx stores a re-encrypted ciphertext (the value is unchanged,
+// so updated_at is not).
+func ReplaceCiphertextTx(ctx context.Context, tx *Tx, id string, ct []byte, keyID string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE secrets SET ciphertext = ?, key_id = ? WHERE id = ?`, ct, keyID, id)
+	return err
+}
+
+// CountSecretsByKey returns how many secrets each vault key encrypts.
+func (db *DB) CountSecretsByKey(ctx context.Context) (map[string]int, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT key_id, COUNT(*) FROM secrets GROUP BY key_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}

@@ -51,6 +51,10 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 	defer stream.Close()
 
 	var msg anthropic.Message
+	// The SDK replaces tool input that is not JSON (a call cut off by
+	// max_tokens) with {}; keep the text the model sent, so the agent can
+	// tell it its arguments were broken rather than missing.
+	partial := map[int][]byte{}
 	started, stopped := false, false
 	for stream.Next() {
 		ev := stream.Current()
@@ -60,8 +64,13 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 		case "message_stop":
 			stopped = true
 		case "content_block_delta":
-			if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-				onDelta(Delta{Text: ev.Delta.Text})
+			switch ev.Delta.Type {
+			case "text_delta":
+				if ev.Delta.Text != "" {
+					onDelta(Delta{Text: ev.Delta.Text})
+				}
+			case "input_json_delta":
+				partial[int(ev.Index)] = append(partial[int(ev.Index)], ev.Delta.PartialJSON...)
 			}
 		}
 		if !started {
@@ -80,13 +89,17 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 	}
 	var resp Response
 	var text strings.Builder
-	for _, block := range msg.Content {
+	for i, block := range msg.Content {
 		switch block.Type {
 		case "text":
 			text.WriteString(block.Text)
 		case "tool_use":
+			args := block.Input
+			if p, ok := partial[i]; ok {
+				args = p
+			}
 			resp.ToolCalls = append(resp.ToolCalls, ToolCall{
-				ID: block.ID, Name: block.Name, Arguments: argsOrEmpty(block.Input),
+				ID: block.ID, Name: block.Name, Arguments: argsOrEmpty(args),
 			})
 		}
 	}

@@ -63,6 +63,10 @@ func (r *retrying) Stream(ctx context.Context, req Request, onDelta func(Delta))
 	}
 }
 
+// Model is the configured model, used when a Request names none; the agent
+// reads it to price usage.
+func (r *retrying) Model() string { return r.model }
+
 func (r *retrying) once(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	actx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()

@@ -38,7 +38,9 @@ func Allow() Decision { return Decision{Verdict: VerdictAllow} }
 func Block(reason string) Decision { return Decision{Verdict: VerdictBlock, Reason: reason} }
 
 // NeedApproval pauses the run in StatusWaitingApproval; resume it with Resume.
-func NeedApproval(reason string) Decision { return Decision{Verdict: VerdictNeedApproval, Reason: reason} }
+func NeedApproval(reason string) Decision {
+	return Decision{Verdict: VerdictNeedApproval, Reason: reason}
+}
 
 // Gate is consulted before every tool call, after its arguments are
 // validated: the place for must_never rules and human approval.

@@ -70,12 +70,12 @@ type Pending struct {
 
 // Result is how a run ended and everything it produced.
 type Result struct {
-	Status Status `json:"status"`
-	Reason string `json:"reason,omitempty"` // human-readable; empty when completed
-	Code   string `json:"code,omitempty"`   // machine-readable cause when not completed
-	Steps  int    `json:"steps"`            // model calls made by this run
+	Status Status    `json:"status"`
+	Reason string    `json:"reason,omitempty"` // human-readable; empty when completed
+	Code   string    `json:"code,omitempty"`   // machine-readable cause when not completed
+	Steps  int       `json:"steps"`            // model calls made by this run
 	Usage  llm.Usage `json:"usage"`
-	Cost   float64 `json:"cost"` // USD, this run
+	Cost   float64   `json:"cost"` // USD, this run
 	// Transcript is the whole conversation to store, replacing the history
 	// passed in: that history (with any abandoned tool calls answered) plus
 	// this run's messages, tool results in full.

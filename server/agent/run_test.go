@@ -131,10 +131,10 @@ func TestMalformedCallsAreAnsweredNotRun(t *testing.T) {
 	forEachProvider(t, func(t *testing.T, provider string) {
 		cmd := &commandTool{}
 		fake, cfg := setup(t, provider, cmd,
-			llmfake.ToolCall("run_command", `{"command": "df -h`),     // cut short: not JSON
-			llmfake.ToolCall("run_command", `{"cmd":"df -h"}`),        // schema: wrong field
-			llmfake.ToolCall("run_command", `["df","-h"]`),            // not an object
-			llmfake.ToolCall("drop_database", `{"name":"prod"}`),      // unknown tool
+			llmfake.ToolCall("run_command", `{"command": "df -h`), // cut short: not JSON
+			llmfake.ToolCall("run_command", `{"cmd":"df -h"}`),    // schema: wrong field
+			llmfake.ToolCall("run_command", `["df","-h"]`),        // not an object
+			llmfake.ToolCall("drop_database", `{"name":"prod"}`),  // unknown tool
 			llmfake.Text("I could not run anything."),
 		)
 		rec := &recorder{}

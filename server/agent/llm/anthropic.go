@@ -83,9 +83,13 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 	if err := stream.Err(); err != nil {
 		return Response{}, err
 	}
-	if !started || !stopped {
+	if !started {
 		return Response{}, &Error{Class: ClassBadResponse, Provider: ProviderAnthropic,
-			Message: "the event stream ended before message_stop"}
+			Message: "the response held no message_start event"}
+	}
+	if !stopped {
+		return Response{}, &Error{Class: ClassNetwork, Provider: ProviderAnthropic,
+			Message: "the stream ended before message_stop"}
 	}
 	var resp Response
 	var text strings.Builder

@@ -272,3 +272,20 @@ func TestCost(t *testing.T) {
 		t.Errorf("overridden price: got %v, want 1.1", got)
 	}
 }
+
+func TestCutStreamIsNotRetriedOnceTextWasShown(t *testing.T) {
+	for _, provider := range providers {
+		t.Run(provider, func(t *testing.T) {
+			fake := llmfake.New(t, llmfake.Cut("Half of an answer that"), llmfake.Text("must not be asked for"))
+			p := newProvider(t, fake, provider)
+			var shown strings.Builder
+			_, err := p.Stream(context.Background(), userAsks("hi"), func(d llm.Delta) { shown.WriteString(d.Text) })
+			if llm.ClassOf(err) != llm.ClassNetwork {
+				t.Errorf("err = %v, want a network error", err)
+			}
+			if shown.String() != "Half of an answer that" || len(fake.Requests()) != 1 {
+				t.Errorf("shown %q after %d requests, want the half answer once", shown.String(), len(fake.Requests()))
+			}
+		})
+	}
+}

@@ -82,6 +82,10 @@ func (p *openAIChat) attempt(ctx context.Context, req Request, onDelta func(Delt
 		return Response{}, &Error{Class: ClassBadResponse, Provider: ProviderOpenAI,
 			Message: "the response held no chat completion chunks"}
 	}
+	if resp.StopReason == "" {
+		return Response{}, &Error{Class: ClassNetwork, Provider: ProviderOpenAI,
+			Message: "the stream ended before the completion finished"}
+	}
 	resp.Content = content.String()
 	resp.ToolCalls = calls.finish()
 	return resp, nil

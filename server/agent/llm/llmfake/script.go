@@ -30,6 +30,7 @@ type Turn struct {
 	Garbage    bool          // answer 200 with a body that is not the wire format
 	Delay      time.Duration // wait before answering (headers included)
 	Hang       bool          // never answer; return when the client goes away
+	Cut        bool          // stream Text, then drop the connection mid-stream
 	Usage      *Usage        // reported usage; nil derives it from the sizes
 	repeat     bool
 }
@@ -66,6 +67,10 @@ func RateLimited(d time.Duration) Turn { return Turn{Status: 429, RetryAfter: d}
 
 // Garbage answers 200 with a body neither SDK can read as a stream.
 func Garbage() Turn { return Turn{Garbage: true} }
+
+// Cut streams text and then drops the connection before the turn ends,
+// as a proxy or crashing server would.
+func Cut(text string) Turn { return Turn{Text: text, Cut: true} }
 
 // Hang never answers, for timeout and cancel tests.
 func Hang() Turn { return Turn{Hang: true} }

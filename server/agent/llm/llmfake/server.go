@@ -136,6 +136,9 @@ func (s *Server) handle(wf wire) http.HandlerFunc {
 		case turn.Garbage:
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, "<html><body>502 Bad Gateway</body></html>\ndata: {this is not json\n\n")
+		case rec.Stream && turn.Cut:
+			w.Header().Set("Content-Type", "text/event-stream")
+			wf.writeStream(cutWriter{w}, rec.Model, Turn{Text: turn.Text}, nil, turn.usage(len(body)))
 		case rec.Stream:
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Header().Set("Cache-Control", "no-cache")
@@ -201,6 +204,20 @@ func (s *Server) withIDs(calls []Call, path string) []Call {
 	}
 	return out
 }
+
+// cutWriter passes a stream through until its text is out, then aborts
+// the connection (net/http resets it on http.ErrAbortHandler).
+type cutWriter struct{ http.ResponseWriter }
+
+func (c cutWriter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"finish_reason":"stop"`)) || bytes.Contains(p, []byte("content_block_stop")) {
+		flush(c.ResponseWriter)
+		panic(http.ErrAbortHandler)
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+func (c cutWriter) Flush() { flush(c.ResponseWriter) }
 
 // flush pushes what was written so the client sees each event separately.
 func flush(w http.ResponseWriter) {

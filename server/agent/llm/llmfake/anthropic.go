@@ -9,7 +9,11 @@ import (
 // anthropicWire speaks POST /v1/messages.
 type anthropicWire struct{}
 
-func (anthropicWire) parse(body []byte) (Request, error) {
+// parse also checks the headers the real API refuses to do without.
+func (anthropicWire) parse(h http.Header, body []byte) (Request, error) {
+	if h.Get("Anthropic-Version") == "" {
+		return Request{}, errors.New("anthropic-version header is required")
+	}
 	var in struct {
 		Model     string          `json:"model"`
 		Stream    bool            `json:"stream"`

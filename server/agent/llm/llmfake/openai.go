@@ -10,7 +10,7 @@ import (
 // openAIWire speaks POST /v1/chat/completions.
 type openAIWire struct{}
 
-func (openAIWire) parse(body []byte) (Request, error) {
+func (openAIWire) parse(_ http.Header, body []byte) (Request, error) {
 	var in struct {
 		Model               string `json:"model"`
 		Stream              bool   `json:"stream"`

@@ -96,7 +96,7 @@ func (s *Server) Remaining() int {
 
 // wire writes one provider's format.
 type wire interface {
-	parse(body []byte) (Request, error)
+	parse(header http.Header, body []byte) (Request, error)
 	writeError(w http.ResponseWriter, status int, message string)
 	writeJSON(w http.ResponseWriter, model string, t Turn, calls []Call, u Usage)
 	writeStream(w http.ResponseWriter, model string, t Turn, calls []Call, u Usage)
@@ -109,7 +109,7 @@ func (s *Server) handle(wf wire) http.HandlerFunc {
 			wf.writeError(w, http.StatusBadRequest, "unreadable body")
 			return
 		}
-		rec, perr := wf.parse(body)
+		rec, perr := wf.parse(r.Header, body)
 		rec.Path, rec.Header, rec.Body = r.URL.Path, r.Header.Clone(), body
 		turn, ok := s.take(rec)
 		if perr != nil {

@@ -289,3 +289,27 @@ func TestCutStreamIsNotRetriedOnceTextWasShown(t *testing.T) {
 		})
 	}
 }
+
+func TestIgnoresTheSDKsOwnEnvironmentVariables(t *testing.T) {
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"} {
+		t.Setenv(v, "ambient-secret")
+	}
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+	for _, provider := range providers {
+		t.Run(provider, func(t *testing.T) {
+			fake := llmfake.New(t, llmfake.Text("ok"))
+			p := newProvider(t, fake, provider)
+			if _, err := p.Stream(context.Background(), userAsks("hi"), nil); err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			for name, values := range fake.Requests()[0].Header {
+				for _, v := range values {
+					if strings.Contains(v, "ambient-secret") {
+						t.Errorf("header %s carries the ambient key", name)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/opsagent/opsagent/server/agent/llm"
+)
+
+// EventType names an event; the lead streams it as the SSE "event:" field
+// and the payload, JSON-encoded, as "data:".
+type EventType string
+
+// The events a run emits, in the order they can occur within a step:
+// message.delta*, message, usage, then per tool call tool.call and
+// tool.result (or approval.required); finally exactly one done, preceded
+// by error when the run failed, timed out or was cancelled.
+const (
+	EventMessageDelta     EventType = "message.delta"     // MessageDelta
+	EventMessage          EventType = "message"           // MessageEvent
+	EventToolCall         EventType = "tool.call"         // ToolCallEvent
+	EventToolResult       EventType = "tool.result"       // ToolResultEvent
+	EventApprovalRequired EventType = "approval.required" // ApprovalRequired
+	EventUsage            EventType = "usage"             // UsageEvent
+	EventDone             EventType = "done"              // Done
+	EventError            EventType = "error"             // ErrorEvent
+)
+
+// Event is one thing that happened. Data is the payload struct named
+// beside the EventType constant.
+type Event struct {
+	Type EventType `json:"type"`
+	Data any       `json:"data"`
+}
+
+// MessageDelta is a piece of assistant text as the model streams it.
+type MessageDelta struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
+}
+
+// MessageEvent is the complete assistant message of a step.
+type MessageEvent struct {
+	Step      int            `json:"step"`
+	Content   string         `json:"content"`
+	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCallEvent announces a tool call the model made, before any check.
+type ToolCallEvent struct {
+	Step      int             `json:"step"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolResultEvent is the outcome of one call. Output is the full text, even
+// when the model was shown a truncated copy (Truncated).
+type ToolResultEvent struct {
+	Step       int    `json:"step"`
+	CallID     string `json:"call_id"`
+	Name       string `json:"name"`
+	Output     string `json:"output"`
+	IsError    bool   `json:"is_error"`
+	Blocked    bool   `json:"blocked,omitempty"` // refused by the Gate or an operator
+	Truncated  bool   `json:"truncated,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// ApprovalRequired says the run stopped for a human decision on CallID.
+type ApprovalRequired struct {
+	Step      int             `json:"step"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Reason    string          `json:"reason"`
+}
+
+// UsageEvent reports tokens after each model call: the step's and the
+// run's running totals.
+type UsageEvent struct {
+	Step  int       `json:"step"`
+	Usage llm.Usage `json:"usage"`
+	Total llm.Usage `json:"total"`
+	Cost  float64   `json:"cost"` // running total, USD
+}
+
+// ErrorEvent explains a failed, timed-out or cancelled run. Code is an
+// llm.ErrorClass for provider failures, else one of the Code* constants.
+type ErrorEvent struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Done is the last event of every run.
+type Done struct {
+	Status Status    `json:"status"`
+	Reason string    `json:"reason,omitempty"`
+	Steps  int       `json:"steps"`
+	Usage  llm.Usage `json:"usage"`
+	Cost   float64   `json:"cost"`
+}

@@ -49,6 +49,8 @@ type Server struct {
 	routes  []*Route
 	handler http.Handler
 	started time.Time
+	// agent are the seams between the session runner and the policy layer.
+	agent agentHooks
 	// hooks let later features (API keys, project membership, audit) plug into
 	// the one request pipeline without each handler knowing.
 	hooks struct {

@@ -162,6 +162,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.hooks.mfaMethods = s.enrolledMFAKinds
 	s.hooks.deviceFlow = true
 	s.tasks = s.newTaskScheduler(d)
+	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()

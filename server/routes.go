@@ -24,6 +24,9 @@ func (s *Server) routeTable() []*Route {
 		s.apiKeyRoutes(),
 		s.auditRoutes(),
 		s.onboardingRoutes(),
+		s.webhookRoutes(),
+		s.approvalRoutes(),
+		s.incidentRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -325,4 +325,3 @@ func correlateTx(ctx context.Context, tx *Tx, e *WebhookEvent, c *Correlation) (
 	}
 	return inc, joined, nil
 }
-

@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"testing"
@@ -91,4 +94,10 @@ func amAlert(group, fingerprint, status string) []byte {
 		"labels":{"alertname":"HighLatency","severity":"critical","service":"api"},
 		"annotations":{"summary":"p99 above 2s","token":"s3cr3t-token"},"startsAt":"2024-05-01T10:00:00Z",
 		"endsAt":"0001-01-01T00:00:00Z","generatorURL":"http://prom/graph","fingerprint":"` + fingerprint + `"}]}`)
+}
+
+func hmacSHA256Hex(key, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
 }

@@ -29,6 +29,9 @@ func (s *Server) routeTable() []*Route {
 		s.knowledgeRoutes(),
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
+		s.webhookRoutes(),
+		s.approvalRoutes(),
+		s.incidentRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

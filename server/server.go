@@ -72,6 +72,10 @@ type Server struct {
 	auditLog *auditWriter
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
+	// Webhooks (webhooks_*.go), approvals and incidents.
+	wh               *webhookService
+	approvalHandlers map[string]ApprovalHandler
+	incidentArchiver IncidentArchiver
 }
 
 type limits struct {
@@ -163,6 +167,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.hooks.deviceFlow = true
 	s.tasks = s.newTaskScheduler(d)
 	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
+	s.installWebhooks()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()
@@ -211,6 +216,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)
 	defer stopTasks()
+	stopWebhooks := s.wh.start() // stops after the HTTP drain: draining requests wait for its commits
+	defer stopWebhooks()
 	select {
 	case err := <-errc:
 		return err

@@ -4,6 +4,7 @@ package rag
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -132,4 +133,22 @@ func BenchmarkSearch10k(b *testing.B) {
 	b.ReportMetric(ms(percentile(lat, 50)), "p50_ms")
 	b.ReportMetric(ms(percentile(lat, 99)), "p99_ms")
 	b.ReportMetric(float64(hits)/float64(len(lat)), "hits/query")
+}
+
+// BenchmarkPut is one acknowledged write: file fsynced, directory fsynced, chunks indexed.
+func BenchmarkPut(b *testing.B) {
+	s, err := Open(context.Background(), b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	docs := genCorpus(100)
+	i := 0
+	for b.Loop() {
+		d := docs[i%len(docs)]
+		if _, err := s.Put(context.Background(), d.scope, d.collection, fmt.Sprintf("put/%d.md", i), []byte(d.content), nil); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }

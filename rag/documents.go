@@ -122,7 +122,7 @@ func (s *Store) Get(ctx context.Context, scope Scope, collection, name string) (
 	block, body, _ := splitFrontMatter(content)
 	m, _ := parseMeta(block)
 	m.Tags, _ = normalizeTags(m.Tags)
-	title, _ := s.chunker.split(name, m.Title, string(body[:min(len(body), 4096)]))
+	title, _ := s.chunker.split(name, m.Title, string(body))
 	sum := sha256.Sum256(content)
 	return Doc{
 		Scope: scope, Collection: collection, Name: name, Title: title, Tags: m.Tags,

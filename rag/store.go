@@ -151,15 +151,13 @@ func (s *Store) openIndex() error {
 	switch {
 	case err == nil:
 		v, gerr := idx.GetInternal(schemaKey)
-		if gerr == nil && string(v) == s.schema() {
-			s.index = idx
-			if lerr := recovered(s.loadManifest); lerr == nil {
-				return nil
-			} else {
-				err = lerr
-			}
-		} else {
+		if gerr != nil || string(v) != s.schema() {
 			err = fmt.Errorf("built under %q, want %q (%v)", v, s.schema(), gerr)
+		} else {
+			s.index = idx
+			if err = recovered(s.loadManifest); err == nil {
+				return nil
+			}
 		}
 		recovered(idx.Close)
 		s.index, s.manifest, s.lastIndexed = nil, map[string]entry{}, time.Time{}

@@ -64,7 +64,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg server.Config
-	cfg.Flags(fs, getenv)
+	cfg.Flags(fs)
+	if err := server.ApplyEnv(fs, getenv); err != nil {
+		return err
+	}
+	// An action, not a setting: it has no environment twin.
 	printConfig := fs.Bool("print-config", false, "print the effective configuration (secrets redacted) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err

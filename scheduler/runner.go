@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -40,8 +41,11 @@ type Runner struct {
 // New returns a stopped runner.
 func New(log *slog.Logger) *Runner {
 	ctx, cancel := context.WithCancel(context.Background())
+	// Order matters: SkipIfStillRunning must be outermost. robfig's version
+	// releases its slot without a defer, so a panic passing through it would
+	// keep the job from ever running again; recovering inside it prevents that.
 	c := cron.New(cron.WithParser(Parser), cron.WithLocation(time.UTC),
-		cron.WithChain(cron.Recover(cronLogger{log}), cron.SkipIfStillRunning(cronLogger{log})))
+		cron.WithChain(cron.SkipIfStillRunning(cronLogger{log}), cron.Recover(cronLogger{log})))
 	return &Runner{cron: c, log: log, ctx: ctx, cancel: cancel, names: map[string]cron.EntryID{}}
 }
 
@@ -54,6 +58,11 @@ func (r *Runner) Add(name, spec string, job func(ctx context.Context) error) err
 	}
 	id, err := r.cron.AddFunc(spec, func() {
 		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.Error("job panicked", "job", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			}
+		}()
 		if err := job(r.ctx); err != nil && r.ctx.Err() == nil {
 			r.log.Error("job failed", "job", name, "err", err, "duration", time.Since(start))
 			return

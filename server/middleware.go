@@ -81,6 +81,12 @@ func (s *Server) wrap(rt *Route) http.Handler {
 		logger := s.log.With("request_id", rid)
 		ctx := context.WithValue(r.Context(), requestIDKey, rid)
 		ctx = context.WithValue(ctx, loggerKey, logger)
+		if isStream(r) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(s.stopping, cancel)()
+		}
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		c := &Ctx{W: rec, R: r, Route: rt, srv: s}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/opsagent/opsagent/scheduler"
@@ -51,6 +52,9 @@ type Server struct {
 	}
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
+	// stopping ends when shutdown begins; stream requests run under it.
+	stopping    context.Context
+	stopStreams context.CancelFunc
 }
 
 type limits struct {
@@ -94,6 +98,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.stopping, s.stopStreams = context.WithCancel(context.Background())
 	if cfg.BaseURL != "" {
 		_ = s.cop.AddTrustedOrigin(trimSlash(cfg.BaseURL))
 	}
@@ -131,8 +136,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Routes returns the route table (read-only by convention).
 func (s *Server) Routes() []*Route { return s.routes }
 
-// Serve runs the HTTP server on ln until ctx ends, then drains requests.
-// BaseContext is cancelled at shutdown so SSE and MCP streams close.
+// Serve runs the HTTP server on ln until ctx ends, then drains: streams
+// (SSE, MCP) are told to end at once, ordinary requests get up to
+// ShutdownTimeout to finish with their context intact, and only then is
+// whatever is left cancelled and its connection closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
@@ -154,14 +161,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
-	cancelBase()
+	s.stopStreams()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	if err != nil {
+		s.log.Warn("requests still running at the shutdown timeout; cancelling them", "err", err)
+		cancelBase()
+		err = hs.Close()
+	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && e != nil {
 		return e
 	}
 	return err
+}
+
+// isStream reports a request that expects a long-lived event stream (SSE,
+// MCP streamable HTTP); such requests end as soon as shutdown begins.
+func isStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
 func loadOrCreateKey(path string, n int) ([]byte, error) {

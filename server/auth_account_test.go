@@ -7,6 +7,7 @@ import (
 )
 
 func TestAccountDeletionAndErasure(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	ada := env.register("ada@example.com")
 	bob := env.register("bob@example.com")

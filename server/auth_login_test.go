@@ -11,6 +11,7 @@ import (
 const pw = "correct horse battery"
 
 func TestLoginSuccessAndSameFailureForWrongPasswordOrUnknownAddress(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.register("ada@example.com")
 	c := env.newClient()
@@ -52,6 +53,7 @@ func retryAfter(t *testing.T, r *resp) int {
 }
 
 func TestLoginPerAddressLimitComesBeforeHashingAndSuccessResetsIt(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	env.register("ada@example.com")
@@ -87,6 +89,7 @@ func TestLoginPerAddressLimitComesBeforeHashingAndSuccessResetsIt(t *testing.T) 
 }
 
 func TestLoginPerIPLimit(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.newClient()

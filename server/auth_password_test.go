@@ -9,6 +9,7 @@ import (
 )
 
 func TestForgotAndResendAnswerTheSameForAnyAddress(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.register("ada@example.com")
 	c := env.newClient()
@@ -46,6 +47,7 @@ func TestForgotAndResendAnswerTheSameForAnyAddress(t *testing.T) {
 }
 
 func TestResetPasswordIsSingleUseExpiresAndEndsSessions(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	a := env.register("ada@example.com")
@@ -92,6 +94,7 @@ func TestResetPasswordIsSingleUseExpiresAndEndsSessions(t *testing.T) {
 }
 
 func TestVerifyEmail(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	a := env.register("ada@example.com")
@@ -124,6 +127,7 @@ func TestVerifyEmail(t *testing.T) {
 }
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	a := env.register("ada@example.com")
 	other := env.login("ada@example.com", pw)

@@ -10,6 +10,7 @@ import (
 
 // The refresh state table of spec section 3, row by row.
 func TestRefreshRotationGraceAndReuse(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.register("ada@example.com")
@@ -51,6 +52,7 @@ func TestRefreshRotationGraceAndReuse(t *testing.T) {
 }
 
 func TestLogoutBlocklistsAndLogoutAllStampsEpoch(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	a := env.register("grace@example.com")
 	a.must(200, "GET", "/api/auth/me", nil)
@@ -85,6 +87,7 @@ func TestLogoutBlocklistsAndLogoutAllStampsEpoch(t *testing.T) {
 // A token two or more generations old is a replay even inside the grace
 // window: the session dies, and so does the access token issued just before.
 func TestRefreshOlderGenerationReuseRevokesSession(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.register("ada@example.com")
@@ -119,6 +122,7 @@ func TestRefreshOlderGenerationReuseRevokesSession(t *testing.T) {
 }
 
 func TestLogoutWithExpiredTokenStillClearsCookies(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.register("ada@example.com")
@@ -141,6 +145,7 @@ func TestLogoutWithExpiredTokenStillClearsCookies(t *testing.T) {
 }
 
 func TestRestartKeepsUsersAndSessions(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("lin@example.com")
 	env2 := env.Restart()

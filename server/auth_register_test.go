@@ -7,6 +7,7 @@ import (
 )
 
 func TestAuthConfigFollowsSignupPolicy(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.newClient()
 	cfg := c.must(200, "GET", "/api/auth/config", nil).JSON()
@@ -30,6 +31,7 @@ func TestAuthConfigFollowsSignupPolicy(t *testing.T) {
 }
 
 func TestRegisterCreatesAccountOrgAndSession(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.newClient()
 	r := c.must(201, "POST", "/api/auth/register", map[string]any{"email": "Ada@Example.com", "password": "correct horse battery", "name": "Ada"})
@@ -62,6 +64,7 @@ func TestRegisterCreatesAccountOrgAndSession(t *testing.T) {
 }
 
 func TestRegisterRefusals(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.register("first@example.com")
 	// Default policy: open until the first account, then invitations only.
@@ -87,6 +90,7 @@ func TestRegisterRefusals(t *testing.T) {
 }
 
 func TestRegisterValidationShapes(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.newClient()
 	cases := []struct {

@@ -45,6 +45,7 @@ func want401(t *testing.T, what string, r *resp) {
 }
 
 func TestBadAccessTokensAre401(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.register("ada@example.com")
@@ -122,6 +123,7 @@ func mustSign(t *testing.T, key []byte, claims jwt.MapClaims) string {
 }
 
 func TestCookieAuthRefusesCrossOriginUnsafeRequests(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("ada@example.com")
 	c.Token = "" // the cookie jar carries the access cookie, like a browser
@@ -149,6 +151,7 @@ func TestCookieAuthRefusesCrossOriginUnsafeRequests(t *testing.T) {
 }
 
 func TestLogoutAllIsForPeopleOnly(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("ada@example.com")
 	me := c.must(200, "GET", "/api/auth/me", nil).JSON()
@@ -172,6 +175,7 @@ func TestLogoutAllIsForPeopleOnly(t *testing.T) {
 }
 
 func TestBodyOverLimitIs413WithoutReadingIt(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	addr := strings.TrimPrefix(env.URL, "http://")
 	conn, err := net.Dial("tcp", addr)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestMeReadAndUpdate(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("ada@example.com")
 	me := c.must(200, "GET", "/api/auth/me", nil).JSON()
@@ -85,6 +86,7 @@ func avatarFiles(t *testing.T, env *testEnv) []string {
 }
 
 func TestAvatarUploadServeAndDelete(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	ada := env.register("ada@example.com")
 	adaID := ada.userID()
@@ -158,6 +160,7 @@ func TestAvatarUploadServeAndDelete(t *testing.T) {
 }
 
 func TestSessionsListAndDelete(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	a := env.register("ada@example.com")
 	b := env.newClient()

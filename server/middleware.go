@@ -235,7 +235,10 @@ func (s *Server) identityFromClaims(ctx context.Context, claims *auth.Claims) (*
 	if p.SessionRevoked || !p.SessionExpires.After(s.Now()) {
 		return nil, unauthorized("Session has ended; sign in again")
 	}
-	if claims.IssuedAt == nil || claims.IssuedAt.Time.Before(p.TokensValidAfter) {
+	// iat travels as a float of seconds that golang-jwt truncates to the
+	// microsecond on parsing, so it can read one microsecond early: without
+	// that allowance a token minted in the epoch's own microsecond is vetoed.
+	if claims.IssuedAt == nil || claims.IssuedAt.Time.Add(time.Microsecond).Before(p.TokensValidAfter) {
 		return nil, unauthorized("Token has been revoked")
 	}
 	if p.Role == "" {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	v := env.newClient().must(200, "GET", "/api/version", nil).JSON()
 	if v["version"] != "0.1.0" || v["api_version"] != "0.1.0" || !strings.HasPrefix(v["go_version"].(string), "go") || v["llm_configured"] != false {
@@ -19,6 +20,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestClientErrorsAreStoredScrubbed(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("ada@example.com")
 	jwt := c.Token
@@ -47,6 +49,7 @@ func TestClientErrorsAreStoredScrubbed(t *testing.T) {
 }
 
 func TestClientEvents(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.newClient()

@@ -9,6 +9,7 @@ import (
 )
 
 func TestOpenAPIDocumentDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	r := env.newClient().must(200, "GET", "/api/openapi.json", nil)
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestPreferencesCRUD(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	c := env.register("ada@example.com")
 	if l := c.must(200, "GET", "/api/me/preferences", nil).List(); len(l) != 0 {

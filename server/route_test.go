@@ -5,6 +5,7 @@ import "testing"
 // Literal and parameter siblings, unknown paths and wrong methods go through
 // the one dispatcher in route.go.
 func TestRouterEdges(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("ada@example.com")
 	if r := c.do("GET", "/api/nope", nil); r.Status != 404 || r.JSON()["detail"] != "Not Found" {

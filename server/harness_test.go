@@ -24,7 +24,7 @@ import (
 // testEnv is a real server on a loopback port over a real SQLite file in a
 // temp dir. Tests talk HTTP to it.
 type testEnv struct {
-	t     *testing.T
+	t     testing.TB
 	URL   string
 	Srv   *server.Server
 	DB    *store.DB
@@ -37,13 +37,13 @@ type testEnv struct {
 }
 
 // newEnv starts a server; opts adjust the config before it starts.
-func newEnv(t *testing.T, opts ...func(*server.Config)) *testEnv {
+func newEnv(t testing.TB, opts ...func(*server.Config)) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
 	return startEnv(t, dir, opts...)
 }
 
-func startEnv(t *testing.T, dir string, opts ...func(*server.Config)) *testEnv {
+func startEnv(t testing.TB, dir string, opts ...func(*server.Config)) *testEnv {
 	t.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second,
 		MailFrom: "opsagent <noreply@test>", LogLevel: "debug"}
@@ -370,3 +370,5 @@ func containsAll(s string, subs ...string) bool {
 }
 
 func ioNopCloser(r io.Reader) io.ReadCloser { return io.NopCloser(r) }
+
+func decodeJSON(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

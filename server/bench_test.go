@@ -147,7 +147,7 @@ func timedParallel(b *testing.B, f func()) (perSec, cpuMicros float64) {
 			f()
 		}
 	})
-	return float64(b.N) / time.Since(start).Seconds(), float64((cpuTime()-cpu).Microseconds()) / float64(b.N)
+	return float64(b.N) / time.Since(start).Seconds(), float64((cpuTime() - cpu).Microseconds()) / float64(b.N)
 }
 
 func BenchmarkMeVersusBareRouter(b *testing.B) {

@@ -29,3 +29,10 @@ func InstallAPIKeyForTest(s *Server, key string, id *Identity) {
 		return &cp, nil
 	}
 }
+
+// AddRouteForTest adds a route to the table and rebuilds the handler; call it
+// before Serve.
+func AddRouteForTest(s *Server, rt *Route) {
+	s.routes = append(s.routes, rt)
+	s.handler = s.buildHandler()
+}

@@ -144,6 +144,16 @@ func TestCookieAuthRefusesCrossOriginUnsafeRequests(t *testing.T) {
 	if name := c.must(200, "GET", "/api/auth/me", nil).JSON()["name"]; name != "same origin" {
 		t.Fatalf("a refused request changed the profile: name %v", name)
 	}
+	// The token-exempt routes that read the refresh cookie are guarded too:
+	// another site cannot rotate or end the session through the browser.
+	c.Header.Set("Origin", "https://evil.example")
+	for _, path := range []string{"/api/auth/refresh", "/api/auth/logout"} {
+		if r := c.do("POST", path, nil); r.Status != 403 || r.JSON()["code"] != "cross_origin" {
+			t.Fatalf("cookie POST %s from a foreign origin: got %d %s, want 403 cross_origin", path, r.Status, r.Body)
+		}
+	}
+	c.Header.Del("Origin")
+	c.must(200, "POST", "/api/auth/refresh", nil) // the session survived
 	// A bearer token is not sent by browsers on their own: no forgery risk.
 	b := env.login("ada@example.com", pw)
 	b.Header.Set("Origin", "https://evil.example")

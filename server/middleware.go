@@ -123,18 +123,22 @@ func (s *Server) serveRoute(c *Ctx) error {
 		return &http.MaxBytesError{Limit: limit}
 	}
 	r.Body = http.MaxBytesReader(c.W, r.Body, limit)
+	// A browser attaches our cookies to requests other sites make it send, so
+	// an unsafe request whose credential may be a cookie (no Authorization
+	// header) must come from our own origin. This covers the token-exempt
+	// routes that read the refresh cookie (refresh, logout) as well.
+	if r.Header.Get("Authorization") == "" && hasAuthCookie(r) {
+		if err := s.cop.Check(r); err != nil {
+			return &store.Error{Code: store.EForbidden, Message: "cross-origin request refused", Reason: "cross_origin"}
+		}
+	}
 	if rt.Auth != AuthNone {
-		id, viaCookie, err := s.authenticate(r)
+		id, _, err := s.authenticate(r)
 		if err != nil {
 			return err
 		}
 		c.ID = id
 		c.R = r.WithContext(context.WithValue(r.Context(), identityKey, id))
-		if viaCookie {
-			if err := s.cop.Check(r); err != nil {
-				return forbidden("cross-origin request refused")
-			}
-		}
 		if rt.Auth == AuthHuman && !id.Human() {
 			return &store.Error{Code: store.EForbidden, Message: "API keys cannot call this route; sign in as a person", Reason: "human_only"}
 		}
@@ -182,6 +186,15 @@ func (s *Server) resolveProject(c *Ctx) (*store.Project, error) {
 		}
 	}
 	return p, nil
+}
+
+func hasAuthCookie(r *http.Request) bool {
+	for _, name := range []string{accessCookie, refreshCookie} {
+		if _, err := r.Cookie(name); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // bearer extracts the credential: Authorization header first, then the access cookie.

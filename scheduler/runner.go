@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sort"
 	"sync"
 	"time"
 
@@ -84,6 +85,18 @@ func (r *Runner) Remove(name string) {
 		r.cron.Remove(id)
 		delete(r.names, name)
 	}
+}
+
+// Jobs lists the names of the scheduled jobs, sorted (for status output and checks).
+func (r *Runner) Jobs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.names))
+	for n := range r.names {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Start begins running jobs.

@@ -132,6 +132,16 @@ func TestSkipIfStillRunningAndReplace(t *testing.T) {
 	if err := r.Add("bad", "every now and then", func(context.Context) error { return nil }); err == nil {
 		t.Fatal("a bad spec was accepted")
 	}
+	// Adding a name again replaces the job; Remove unschedules it.
+	_ = r.Add("b", "@hourly", func(context.Context) error { return nil })
+	_ = r.Add("b", "@daily", func(context.Context) error { return nil })
+	if got := strings.Join(r.Jobs(), ","); got != "b,long" {
+		t.Fatalf("jobs: got %s, want b,long", got)
+	}
+	r.Remove("long")
+	if got := strings.Join(r.Jobs(), ","); got != "b" {
+		t.Fatalf("jobs after Remove: got %s", got)
+	}
 }
 
 func TestParseSchedule(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/store"
 )
@@ -113,4 +114,25 @@ func TestShutdownDrainsRequestsAndEndsStreams(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("shutdown took %v", d)
 	}
+}
+
+// The server registers its own background work with the scheduler it is given.
+func TestServerRegistersItsJobs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, err := store.Open(context.Background(), dir+"/opsagent.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	logger := slog.New(slog.DiscardHandler)
+	jobs := scheduler.New(logger)
+	if _, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20}, server.Deps{DB: db, Jobs: jobs, Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(jobs.Jobs(), ","); got != "account-erasure,purge-expired" {
+		t.Fatalf("jobs: got %s", got)
+	}
+	jobs.Start()
+	jobs.Stop()
 }

@@ -36,3 +36,7 @@ func AddRouteForTest(s *Server, rt *Route) {
 	s.routes = append(s.routes, rt)
 	s.handler = s.buildHandler()
 }
+
+// WaitBackgroundForTest waits for the work requests handed off after their
+// answer (mail), so a test can read the outbox.
+func WaitBackgroundForTest(s *Server) { s.bg.Wait() }

@@ -285,6 +285,7 @@ func (e *testEnv) login(email, password string) *client {
 // contains subject, oldest first (the outbox writes one .eml file per message).
 func (e *testEnv) mailTokens(addr, subject string) []string {
 	e.t.Helper()
+	server.WaitBackgroundForTest(e.Srv) // mail is sent after the answer
 	entries, err := os.ReadDir(filepath.Join(e.Dir, "outbox"))
 	if err != nil {
 		e.t.Fatalf("read outbox: %v", err)

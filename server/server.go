@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opsagent/opsagent/scheduler"
@@ -52,6 +53,8 @@ type Server struct {
 	}
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
+	// bg tracks work requests hand off to run after their answer (mail).
+	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.
 	stopping    context.Context
 	stopStreams context.CancelFunc
@@ -173,6 +176,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && e != nil {
 		return e
 	}
+	s.bg.Wait() // mail handed off by the last requests (each bounded by laterTimeout)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -51,6 +52,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		"temp_store(MEMORY)",
 		"cache_size(-16000)",
 	}
+	// Create the file ourselves so it is private: SQLite would use 0644, and
+	// gives the -wal and -shm files the mode of the database file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	f.Close()
 	q := url.Values{}
 	for _, p := range pragmas {
 		q.Add("_pragma", p)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,6 +39,13 @@ func TestOpenSetsPragmasAndMigratesOnce(t *testing.T) {
 	// Readers cannot write.
 	if _, err := db.r.ExecContext(ctx, `INSERT INTO client_errors (id, path, message, stack, user_agent, created_at) VALUES ('x','','','','','')`); err == nil {
 		t.Fatal("the reader pool accepted a write")
+	}
+	// The database and its WAL companions are private to the server's user.
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(f)
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v, want mode 600", f, st.Mode(), err)
+		}
 	}
 	var n int
 	db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/opsagent/opsagent/server"
 )
 
 const pw = "correct horse battery"
@@ -107,4 +109,30 @@ func TestLoginPerIPLimit(t *testing.T) {
 	}
 	env.Advance(2 * time.Minute)
 	c.must(401, "POST", "/api/auth/login", map[string]any{"email": "fresh@example.com", "password": "x"})
+}
+
+// Behind a trusted proxy the client address is the hop the proxy appended;
+// addresses the client wrote itself cannot dodge the per-IP limit.
+func TestTrustedProxyUsesTheHopItAppended(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, func(c *server.Config) { c.TrustProxy = true })
+	env.UseClock()
+	c := env.newClient()
+	for i := 0; i < 30; i++ {
+		c.Header.Set("X-Forwarded-For", "10.9.9."+strconv.Itoa(i)+", 203.0.113.7")
+		c.must(401, "POST", "/api/auth/login", map[string]any{"email": "u" + strconv.Itoa(i) + "@example.com", "password": "x"})
+	}
+	c.Header.Set("X-Forwarded-For", "10.9.9.99, 203.0.113.7")
+	retryAfter(t, c.do("POST", "/api/auth/login", map[string]any{"email": "v@example.com", "password": "x"}))
+	// Another real client behind the same proxy is not affected.
+	c.Header.Set("X-Forwarded-For", "203.0.113.8")
+	c.must(401, "POST", "/api/auth/login", map[string]any{"email": "v@example.com", "password": "x"})
+	// Sessions record the same address.
+	a := env.newClient()
+	a.Header.Set("X-Forwarded-For", "198.51.100.1, 203.0.113.9")
+	r := a.must(201, "POST", "/api/auth/register", map[string]any{"email": "ada@example.com", "password": pw})
+	a.Token = r.JSON()["access_token"].(string)
+	if ip := a.must(200, "GET", "/api/auth/sessions", nil).List()[0]["ip"]; ip != "203.0.113.9" {
+		t.Fatalf("session address: got %v, want 203.0.113.9", ip)
+	}
 }

@@ -260,12 +260,15 @@ func (s *Server) identityFromClaims(ctx context.Context, claims *auth.Claims) (*
 	return &Identity{UserID: p.UserID, Email: p.Email, OrgID: claims.Org, Role: p.Role, SessionID: claims.Session, JTI: claims.ID}, nil
 }
 
-// clientIP is the peer address, or the first X-Forwarded-For hop behind a trusted proxy.
+// clientIP is the peer address or, behind a trusted proxy, the last
+// X-Forwarded-For hop: the one that proxy appended. Earlier hops are whatever
+// the client chose to send, so trusting the first would let anyone pick a
+// fresh address per request and walk past the per-IP limits.
 func (s *Server) clientIP(r *http.Request) string {
 	if s.cfg.TrustProxy {
-		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-			first, _, _ := strings.Cut(xff, ",")
-			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+		if vals := r.Header.Values("X-Forwarded-For"); len(vals) > 0 {
+			hops := strings.Split(vals[len(vals)-1], ",")
+			if ip := net.ParseIP(strings.TrimSpace(hops[len(hops)-1])); ip != nil {
 				return ip.String()
 			}
 		}

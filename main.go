@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch args[0] {
 	case "serve":
-		return serve(ctx, args[1:], getenv, stdout, stderr, nil)
+		return serve(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "opsagent", server.Version)
 		return nil
@@ -59,8 +59,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // serve opens store, scheduler and server in that order, and closes them in
-// reverse. ready, when set, receives the bound address (tests use port 0).
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+// reverse. The "opsagent listening" log line carries the bound address (with
+// --addr HOST:0 the port is chosen by the system; tests read it there).
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg server.Config
@@ -104,9 +105,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	jobs.Start()
 	defer jobs.Stop()
 	logger.Info("opsagent listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", server.Version)
-	if ready != nil {
-		ready <- ln.Addr().String()
-	}
 	return srv.Serve(ctx, ln)
 }
 

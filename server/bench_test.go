@@ -6,7 +6,7 @@ package server_test
 //
 //	go test -run '^$' -bench . -benchtime 3s ./server/
 //
-// BenchmarkMeVersusBareRouter reports, from one run, the throughput of an
+// BenchmarkMeVersusBareRouter reports, from one run (ten interleaved rounds), the throughput of an
 // authenticated GET /api/auth/me (token check, session and role lookup in
 // SQLite, user read, access log) and of a bare httprouter handler answering
 // the same path with a fixed body, plus their ratio. BenchmarkLogin reports
@@ -161,23 +161,41 @@ func BenchmarkMeVersusBareRouter(b *testing.B) {
 	}
 	b.SetParallelism(4)
 	b.ResetTimer()
-	// Alternate halves so drift in machine load hits both sides alike.
+	// Interleave ten rounds, alternating which side goes first, so bursts of
+	// load from elsewhere on the machine hit both sides alike.
+	const rounds = 10
 	n := b.N
-	b.N = max(n/2, 1)
-	bare1, bareCPU1 := timedParallel(b, func() { get(b, hc, bare+"/api/auth/me", "") })
-	me1, meCPU1 := timedParallel(b, func() { get(b, hc, base+"/api/auth/me", token) })
-	me2, meCPU2 := timedParallel(b, func() { get(b, hc, base+"/api/auth/me", token) })
-	bare2, bareCPU2 := timedParallel(b, func() { get(b, hc, bare+"/api/auth/me", "") })
+	b.N = max(n/(2*rounds), 1)
+	var meTime, bareTime, meCPU, bareCPU time.Duration
+	side := func(url, token string, wall, cpu *time.Duration) {
+		start, c := time.Now(), cpuTime()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				get(b, hc, url, token)
+			}
+		})
+		*wall += time.Since(start)
+		*cpu += cpuTime() - c
+	}
+	for i := 0; i < rounds; i++ {
+		if i%2 == 0 {
+			side(bare+"/api/auth/me", "", &bareTime, &bareCPU)
+			side(base+"/api/auth/me", token, &meTime, &meCPU)
+		} else {
+			side(base+"/api/auth/me", token, &meTime, &meCPU)
+			side(bare+"/api/auth/me", "", &bareTime, &bareCPU)
+		}
+	}
+	per := float64(b.N * rounds)
 	b.N = n
 	b.StopTimer()
-	meRate, bareRate := (me1+me2)/2, (bare1+bare2)/2
-	meCPU, bareCPU := (meCPU1+meCPU2)/2, (bareCPU1+bareCPU2)/2
+	meRate, bareRate := per/meTime.Seconds(), per/bareTime.Seconds()
 	b.ReportMetric(meRate, "me_req/s")
 	b.ReportMetric(bareRate, "bare_req/s")
 	b.ReportMetric(meRate/bareRate, "ratio")
-	b.ReportMetric(meCPU, "me_cpu_us/req")
-	b.ReportMetric(bareCPU, "bare_cpu_us/req")
-	b.ReportMetric(bareCPU/meCPU, "cpu_ratio")
+	b.ReportMetric(float64(meCPU.Microseconds())/per, "me_cpu_us/req")
+	b.ReportMetric(float64(bareCPU.Microseconds())/per, "bare_cpu_us/req")
+	b.ReportMetric(float64(bareCPU)/float64(meCPU), "cpu_ratio")
 }
 
 func BenchmarkAuthMe(b *testing.B) {

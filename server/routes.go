@@ -29,6 +29,10 @@ func (s *Server) routeTable() []*Route {
 		s.knowledgeRoutes(),
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
+		s.sessionRoutes(),
+		s.chatRoutes(),
+		s.usageRoutes(),
+		s.dashboardRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -51,6 +51,8 @@ type Server struct {
 	started time.Time
 	// agent are the seams between the session runner and the policy layer.
 	agent agentHooks
+	// runner runs agent turns (chat, resume, task runs) and streams them.
+	runner *agentRunner
 	// hooks let later features (API keys, project membership, audit) plug into
 	// the one request pipeline without each handler knowing.
 	hooks struct {
@@ -161,6 +163,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.hooks.mfaMethods = s.enrolledMFAKinds
 	s.hooks.deviceFlow = true
+	if err := s.installAgent(&d); err != nil {
+		return nil, err
+	}
 	s.tasks = s.newTaskScheduler(d)
 	s.routes = s.routeTable()
 	s.installTenancy()
@@ -210,6 +215,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)
 	defer stopTasks()
+	defer s.runner.stop() // after the task runs: chat turns end failed (interrupted) and are saved
 	select {
 	case err := <-errc:
 		return err

@@ -45,7 +45,8 @@ type agentRunner struct {
 type liveRun struct {
 	hub      *sessionHub
 	cancel   context.CancelFunc
-	finished chan struct{} // closed once the turn is saved and its events persisted
+	saved    chan struct{} // closed once the turn's outcome is in the session row
+	finished chan struct{} // closed once, besides, its events are persisted
 	// decide receives the decision for a task run blocked on an approval.
 	decide chan agent.Approval
 
@@ -94,9 +95,15 @@ func (r *agentRunner) liveRun(sessionID string) *liveRun {
 }
 
 // settle waits for a turn that has saved its outcome but is still writing
-// its last events, so the next turn numbers its events after them.
+// its last events, so the next turn numbers its events after them. A turn
+// still running is not waited for: the caller's BeginTurn answers 409.
 func (r *agentRunner) settle(ctx context.Context, sessionID string) {
-	if lr := r.liveRun(sessionID); lr != nil {
+	if lr := r.liveRun(sessionID); lr != nil && lr.saved != nil {
+		select {
+		case <-lr.saved:
+		default:
+			return
+		}
 		select {
 		case <-lr.finished:
 		case <-ctx.Done():

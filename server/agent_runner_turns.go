@@ -16,7 +16,7 @@ import (
 // registered before launch returns, so a viewer can attach at once.
 func (r *agentRunner) launch(spec turnSpec, firstSeq int64, timeout time.Duration) (*liveRun, error) {
 	ctx, cancel := context.WithTimeout(r.base, timeout)
-	lr := &liveRun{hub: newSessionHub(firstSeq), cancel: cancel, finished: make(chan struct{})}
+	lr := &liveRun{hub: newSessionHub(firstSeq), cancel: cancel, saved: make(chan struct{}), finished: make(chan struct{})}
 	if !r.register(spec.info.SessionID, lr) {
 		cancel()
 		return nil, errSessionBusy
@@ -33,6 +33,7 @@ func (r *agentRunner) launch(spec turnSpec, firstSeq int64, timeout time.Duratio
 		started := time.Now()
 		res := r.runTurn(ctx, spec, lr.hub)
 		r.save(ctx, spec, lr, res, time.Since(started))
+		close(lr.saved)
 		lr.hub.close()
 		<-persisted
 		close(lr.finished)

@@ -57,7 +57,7 @@ func TestSessionIndexFiltersSortsBounds(t *testing.T) {
 		}
 	}
 	eq("sort=created_at&sort_dir=asc", task.ID, tg.ID, cheap, dear)
-	eq("", dear, cheap, tg.ID, task.ID) // last_activity desc
+	eq("", dear, cheap, tg.ID, task.ID)          // last_activity desc
 	eq("sort=cost", dear, task.ID, tg.ID, cheap) // dear: (2000*1000 + 500*2000)/1e6 = $3
 	eq("sort=tokens&sort_dir=asc", tg.ID, cheap, dear, task.ID)
 	eq("sort=duration&sort_dir=desc&source=telegram", tg.ID)

@@ -11,14 +11,20 @@ import (
 	"github.com/opsagent/opsagent/store"
 )
 
-// seedSessions adds finished sessions straight to the store (sources and
-// triggers that chat cannot produce); created d ago.
+// seedSession adds a finished session straight to the store (sources and
+// triggers that chat cannot produce), created ago before now.
 func seedSession(t *testing.T, env *testEnv, s *store.AgentSession, ago time.Duration) *store.AgentSession {
 	t.Helper()
-	saved := env.DB.Now
-	env.DB.Now = func() time.Time { return time.Now().UTC().Add(-ago) }
-	defer func() { env.DB.Now = saved }()
-	if err := env.DB.Write(context.Background(), func(tx *store.Tx) error { return store.CreateAgentSessionTx(context.Background(), tx, s) }); err != nil {
+	ctx := context.Background()
+	at := store.TS(time.Now().UTC().Add(-ago))
+	if err := env.DB.Write(ctx, func(tx *store.Tx) error {
+		if err := store.CreateAgentSessionTx(ctx, tx, s); err != nil {
+			return err
+		}
+		// Back-dated by hand: the clock is shared with the server's own writers.
+		_, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET created_at = ?, last_activity = ? WHERE id = ?`, at, at, s.ID)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -21,6 +21,7 @@ require (
 	github.com/pquerna/otp v1.5.0
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/stripe/stripe-go/v85 v85.0.0
+	github.com/tmaxmax/go-sse v0.11.0
 	go.etcd.io/bbolt v1.4.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/oauth2 v0.37.0

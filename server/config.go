@@ -14,16 +14,19 @@ import (
 
 // Config is everything the server reads from flags and OPSAGENT_* variables.
 type Config struct {
-	Addr            string
-	DataDir         string
-	BaseURL         string
-	Signup          string // open, invite, closed; "" = open until the first user exists, then invite
-	SMTPURL         string
-	MailFrom        string
-	LLMProvider     string
-	LLMBaseURL      string
-	LLMAPIKey       string
-	LLMModel        string
+	Addr        string
+	DataDir     string
+	BaseURL     string
+	Signup      string // open, invite, closed; "" = open until the first user exists, then invite
+	SMTPURL     string
+	MailFrom    string
+	LLMProvider string
+	LLMBaseURL  string
+	LLMAPIKey   string
+	LLMModel    string
+	// LLMPrices is a JSON object of model -> {input_per_mtok, output_per_mtok}
+	// (USD per million tokens) merged over the built-in list prices.
+	LLMPrices       string
 	VaultPassphrase string
 	LogLevel        string
 	LogFormat       string
@@ -53,6 +56,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	str(&c.LLMBaseURL, "llm-base-url", "", "LLM API base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)")
 	str(&c.LLMAPIKey, "llm-api-key", "", "LLM API key")
 	str(&c.LLMModel, "llm-model", "", "LLM model name")
+	str(&c.LLMPrices, "llm-prices", "", `JSON prices per model in USD per million tokens, merged over the built-in list, e.g. {"llama3.1":{"input_per_mtok":0,"output_per_mtok":0}}`)
 	str(&c.VaultPassphrase, "vault-passphrase", "", "wraps the vault identity with a passphrase (scrypt)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
@@ -122,6 +126,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		errs = append(errs, errors.New("shutdown-timeout must not be negative"))
+	}
+	if _, err := ParseLLMPrices(c.LLMPrices); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("max-body-bytes must be positive"))

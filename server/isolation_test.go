@@ -13,7 +13,7 @@ import (
 // ids are the identifiers a probe plugs in: the other tenant's real ones, or
 // fresh random ones. A leak is any answer to the first that differs from the
 // answer to the second (or a success on a route addressed by id).
-type ids struct{ org, project, user, invitation, key, session, task, mfa, memory string }
+type ids struct{ org, project, user, invitation, key, session, task, mfa, memory, agentSession string }
 
 // own are the caller's ids, for probes that put a foreign id in the body or
 // query of an otherwise legitimate request.
@@ -224,6 +224,39 @@ var isolationProbes = map[string]probe{
 	"POST /api/incidents/{incident_id}/notes": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/notes", map[string]any{"text": "hi"})
 	},
+	"GET /api/sessions": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/sessions?q=x", nil) },
+	"GET /api/sessions/index": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/sessions/index?q="+x.agentSession, nil)
+	},
+	"GET /api/sessions/detail/{session_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/sessions/detail/"+x.agentSession, nil)
+	},
+	"GET /api/sessions/{session_id}/transcript": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/sessions/"+x.agentSession+"/transcript", nil)
+	},
+	"GET /api/sessions/{session_id}/events": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/sessions/"+x.agentSession+"/events", nil)
+	},
+	"POST /api/sessions/{session_ref}/resume": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "POST", "/api/sessions/"+x.agentSession+"/resume", map[string]any{"prompt": "continue"})
+	},
+	"POST /api/sessions/{session_id}/cancel": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "POST", "/api/sessions/"+x.agentSession+"/cancel", nil)
+	},
+	"POST /api/chat": func(o own, x ids) []probeReq {
+		return append(bothProjects(o, x, "POST", "/api/chat", map[string]any{"message": "hi", "session_id": x.agentSession}),
+			inProject(x, "POST", "/api/chat", map[string]any{"message": "hi"})...)
+	},
+	"GET /api/usage/summary":       func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/usage/summary", nil) },
+	"GET /api/usage/trend":         func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/usage/trend", nil) },
+	"GET /api/usage/by-agent":      func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/usage/by-agent", nil) },
+	"GET /api/usage/by-task":       func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/usage/by-task", nil) },
+	"GET /api/usage/top-sessions":  func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/usage/top-sessions", nil) },
+	"GET /api/dashboard/stats":     func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/dashboard/stats", nil) },
+	"GET /api/dashboard/resources": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/dashboard/resources", nil) },
+	"GET /api/dashboard/agent-funnel": func(o own, x ids) []probeReq {
+		return inProject(x, "GET", "/api/dashboard/agent-funnel", nil)
+	},
 	// Per-user data addressed by the caller's own key name: no tenant id.
 	"GET /api/me/preferences/{key}":    nil,
 	"PUT /api/me/preferences/{key}":    nil,
@@ -278,14 +311,19 @@ func TestIsolationSweep(t *testing.T) {
 	bMemory := bOwner.must(201, "POST", "/api/memories", map[string]any{"key": "db.primary", "text": "db1 is primary"}).JSON()["id"].(string)
 	bOwner.must(200, "PUT", "/api/secrets/BRAVO_TOKEN", map[string]any{"value": "bravo-secret-value"})
 	bOwner.must(200, "PUT", "/api/org-secrets/BRAVO_ORG_TOKEN", map[string]any{"value": "bravo-org-secret"})
+	// An agent session: without an LLM the chat fails fast, but the session is kept.
+	bAgentSession := bOwner.must(200, "POST", "/api/chat", map[string]any{"message": "check disks", "name": "bravo-chat"}).Header.Get("X-Session-ID")
+	if !store.ValidID(bAgentSession) {
+		t.Fatalf("chat did not name its session: %q", bAgentSession)
+	}
 	bOwner.Project = ""
 	bMember := b.byRole["member"]
 	enrolTOTP(t, env, bMember)
 	bMFA := bMember.must(200, "GET", "/api/auth/mfa/methods", nil).List()[0]["id"].(string)
-	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory}
+	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory, agentSession: bAgentSession}
 	random := func() ids {
 		return ids{org: store.NewID(), project: store.NewID(), user: store.NewID(), invitation: store.NewID(), key: store.NewID(),
-			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID()}
+			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID(), agentSession: store.NewID()}
 	}
 
 	callers := map[string]*client{}
@@ -371,7 +409,7 @@ func TestIsolationSweep(t *testing.T) {
 
 // idList lists every id of x.
 func idList(x ids) []string {
-	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory}
+	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory, x.agentSession}
 }
 
 // maskIDs replaces the probe's ids in a body with a placeholder.

@@ -32,6 +32,10 @@ func (s *Server) routeTable() []*Route {
 		s.webhookRoutes(),
 		s.approvalRoutes(),
 		s.incidentRoutes(),
+		s.sessionRoutes(),
+		s.chatRoutes(),
+		s.usageRoutes(),
+		s.dashboardRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

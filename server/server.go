@@ -53,6 +53,8 @@ type Server struct {
 	started time.Time
 	// agent are the seams between the session runner and the policy layer.
 	agent agentHooks
+	// runner runs agent turns (chat, resume, task runs) and streams them.
+	runner *agentRunner
 	// hooks let later features (API keys, project membership, audit) plug into
 	// the one request pipeline without each handler knowing.
 	hooks struct {
@@ -173,6 +175,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.hooks.mfaMethods = s.enrolledMFAKinds
 	s.hooks.deviceFlow = true
+	if err := s.installAgent(&d); err != nil {
+		return nil, err
+	}
 	s.tasks = s.newTaskScheduler(d)
 	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
 	s.installWebhooks()
@@ -228,6 +233,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopTasks()
 	stopWebhooks := s.wh.start() // stops after the HTTP drain: draining requests wait for its commits
 	defer stopWebhooks()
+	defer s.runner.stop() // after the task runs: chat turns end failed (interrupted) and are saved
 	select {
 	case err := <-errc:
 		return err

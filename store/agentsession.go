@@ -45,6 +45,12 @@ type AgentSession struct {
 	LastActivity  time.Time
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// Filled by the session reads of agentsession_*.go (0005), zero elsewhere.
+	WaitingApproval bool // running, stopped at a tool call a person must decide on
+	Turns           int  // runs of the agent in this session
+	Steps           int  // model calls, all turns
+	ToolCalls       int
+	Approvals       int // times a turn stopped for approval
 }
 
 // Terminal reports whether status is final.

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/opsagent/opsagent/server/agent/llm"
+)
+
+// installAgent builds the session runner, recovers sessions a stopped
+// process left running, makes the runner the task executor (unless Deps
+// brings one) and installs the resume hook the approvals code calls.
+func (s *Server) installAgent(d *Deps) error {
+	prices, err := ParseLLMPrices(s.cfg.LLMPrices)
+	if err != nil {
+		return err
+	}
+	s.runner = newAgentRunner(s, prices)
+	s.runner.recover(context.Background())
+	if d.TaskExecutor == nil {
+		d.TaskExecutor = s.runner
+	}
+	s.agent.resume = s.runner.resumeApproved
+	return nil
+}
+
+// ParseLLMPrices reads the --llm-prices JSON over llm.DefaultPrices();
+// "" gives the defaults.
+func ParseLLMPrices(js string) (llm.Prices, error) {
+	prices := llm.DefaultPrices()
+	if strings.TrimSpace(js) == "" {
+		return prices, nil
+	}
+	var extra map[string]llm.Price
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&extra); err != nil {
+		return nil, fmt.Errorf(`llm-prices must be a JSON object like {"model":{"input_per_mtok":1.5,"output_per_mtok":6}}: %v`, err)
+	}
+	for model, p := range extra {
+		if p.InputPerMTok < 0 || p.OutputPerMTok < 0 {
+			return nil, fmt.Errorf("llm-prices: negative price for %q", model)
+		}
+		prices[model] = p
+	}
+	return prices, nil
+}

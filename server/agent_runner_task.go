@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/store"
+)
+
+// Execute runs a task run: the scheduler has marked the session running and
+// owns its final status, tokens and cost (from the Outcome); this saves the
+// transcript and counters and streams events like any other turn. A run that
+// stops for an approval waits here, inside its timeout, for the decision.
+func (r *agentRunner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Outcome, error) {
+	info := AgentRunInfo{OrgID: run.OrgID, ProjectID: run.ProjectID, SessionID: run.SessionID, TaskID: run.TaskID,
+		UserID: run.CreatedBy, Source: store.SourceTask, TriggerSource: run.TriggerSource}
+	last, err := r.s.db.LastSessionSeq(ctx, run.SessionID)
+	if err != nil {
+		return scheduler.Outcome{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lr := &liveRun{hub: newSessionHub(last + 1), cancel: cancel, finished: make(chan struct{}), decide: make(chan agent.Approval, 1)}
+	if !r.register(run.SessionID, lr) {
+		return scheduler.Outcome{}, errors.New("the session already has a run in progress")
+	}
+	persisted := make(chan struct{})
+	go func() {
+		defer close(persisted)
+		r.s.persistHub(run.SessionID, lr.hub)
+	}()
+	defer func() {
+		lr.hub.close()
+		<-persisted
+		close(lr.finished)
+		r.unregister(run.SessionID, lr)
+	}()
+
+	spec := turnSpec{info: info, history: []llm.Message{{Role: llm.RoleUser, Content: run.Prompt}}, turn: 1,
+		maxSteps: run.Budget.MaxSteps, maxCost: run.Budget.MaxCostUSD, agentTyp: run.AgentType}
+	var total turnResult
+	for {
+		res := r.runTurn(ctx, spec, lr.hub)
+		turnSteps := res.steps
+		total.usage = total.usage.Add(res.usage)
+		total.cost += res.cost
+		total.steps += res.steps
+		res.usage, res.cost, res.steps = total.usage, total.cost, total.steps
+		msgs, pending := encodeTranscript(res.messages, res.pending)
+		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		_, err := r.s.db.EndTurn(wctx, run.SessionID, store.TurnEnd{CountersOnly: true, WaitingApproval: res.pending != nil,
+			Steps: turnSteps, ToolCalls: res.toolCalls, Messages: msgs, Pending: pending})
+		wcancel()
+		if err != nil {
+			r.log.Error("agent: task transcript not saved", "session_id", run.SessionID, "err", err)
+		}
+		if res.status != agent.StatusWaitingApproval {
+			return r.taskOutcome(ctx, lr, res)
+		}
+		approvalID := r.requestApproval(context.WithoutCancel(ctx), info, res.pending)
+		now := r.s.Now()
+		lr.hub.publish(string(agent.EventApprovalRequired), ApprovalRequiredOut{ApprovalRequired: agent.ApprovalRequired{
+			Step: res.pending.Step, CallID: res.pending.Call.ID, Name: res.pending.Call.Name,
+			Arguments: res.pending.Call.Arguments, Reason: res.pending.Reason}, ApprovalID: approvalID}, now)
+		select {
+		case d := <-lr.decide:
+			spec.history, spec.approval, spec.turn = res.messages, &d, spec.turn+1
+		case <-ctx.Done():
+			res.status = agent.StatusCancelled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				res.status = agent.StatusTimeout
+			}
+			res.pending = nil
+			return r.taskOutcome(ctx, lr, res)
+		}
+	}
+}
+
+// taskOutcome publishes done and turns a task turn's result into the
+// scheduler's Outcome.
+func (r *agentRunner) taskOutcome(ctx context.Context, lr *liveRun, res turnResult) (scheduler.Outcome, error) {
+	status := sessionStatus(res.status)
+	lr.mu.Lock()
+	if lr.cancelledBy != "" && res.status == agent.StatusCancelled {
+		res.reason = "cancelled by " + lr.cancelledBy
+	}
+	lr.mu.Unlock()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		status = store.SessionTimeout
+	}
+	r.finishEvents(lr.hub, res, status, "", nil)
+	out := scheduler.Outcome{Status: status, Reason: res.reason, Summary: res.summary, Model: res.model,
+		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost}
+	if status == store.SessionFailed && res.reason == "" {
+		out.Reason = fmt.Sprintf("the run failed (%s)", res.status)
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/store"
+)
+
+// launch runs a chat, resume or approval turn of a session already marked
+// running, in the background under the runner's context: the caller (a
+// request) may go away, the turn goes on. The returned liveRun's hub is
+// registered before launch returns, so a viewer can attach at once.
+func (r *agentRunner) launch(spec turnSpec, firstSeq int64, timeout time.Duration) (*liveRun, error) {
+	ctx, cancel := context.WithTimeout(r.base, timeout)
+	lr := &liveRun{hub: newSessionHub(firstSeq), cancel: cancel, saved: make(chan struct{}), finished: make(chan struct{})}
+	if !r.register(spec.info.SessionID, lr) {
+		cancel()
+		return nil, errSessionBusy
+	}
+	persisted := make(chan struct{})
+	go func() {
+		defer close(persisted)
+		r.s.persistHub(spec.info.SessionID, lr.hub)
+	}()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer cancel()
+		started := time.Now()
+		res := r.runTurn(ctx, spec, lr.hub)
+		r.save(ctx, spec, lr, res, time.Since(started))
+		close(lr.saved)
+		lr.hub.close()
+		<-persisted
+		close(lr.finished)
+		r.unregister(spec.info.SessionID, lr)
+	}()
+	return lr, nil
+}
+
+// save writes a chat turn's outcome and publishes its last events.
+func (r *agentRunner) save(ctx context.Context, spec turnSpec, lr *liveRun, res turnResult, took time.Duration) {
+	status := sessionStatus(res.status)
+	lr.mu.Lock()
+	by := lr.cancelledBy
+	lr.mu.Unlock()
+	switch {
+	case r.base.Err() != nil && res.status != agent.StatusCompleted:
+		status, res.reason = store.SessionFailed, interruptedReason
+	case by != "" && res.status == agent.StatusCancelled:
+		res.reason = "cancelled by " + by
+	case res.status == agent.StatusTimeout:
+		res.reason = "the turn exceeded its time limit of " + chatTurnTimeout.String()
+	}
+	approvalID := ""
+	if res.status == agent.StatusWaitingApproval {
+		approvalID = r.requestApproval(context.WithoutCancel(ctx), spec.info, res.pending)
+	}
+	msgs, pending := encodeTranscript(res.messages, res.pending)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_, err := r.s.db.EndTurn(wctx, spec.info.SessionID, store.TurnEnd{Status: status, WaitingApproval: res.pending != nil,
+		Reason: res.reason, Summary: res.summary, Model: res.model, TokensIn: int64(res.usage.InputTokens),
+		TokensOut: int64(res.usage.OutputTokens), Cost: res.cost, Duration: took, Steps: res.steps,
+		ToolCalls: res.toolCalls, Messages: msgs, Pending: pending})
+	if err != nil {
+		r.log.Error("agent: turn outcome not saved", "session_id", spec.info.SessionID, "err", err)
+	}
+	sess, _ := r.s.db.FindProjectSession(wctx, spec.info.OrgID, spec.info.ProjectID, spec.info.SessionID)
+	if sess != nil {
+		status = sess.Status
+	}
+	r.finishEvents(lr.hub, res, status, approvalID, sess)
+	r.log.Info("agent turn ended", "session_id", spec.info.SessionID, "status", status, "steps", res.steps, "cost", res.cost)
+}
+
+// cancelLive cancels a session's turn in progress; false when none is live.
+func (r *agentRunner) cancelLive(ctx context.Context, sessionID, by string) bool {
+	lr := r.liveRun(sessionID)
+	if lr == nil {
+		return false
+	}
+	lr.mu.Lock()
+	lr.cancelledBy = by
+	lr.mu.Unlock()
+	lr.cancel()
+	select {
+	case <-lr.finished:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+	}
+	return true
+}
+
+// continueTurn starts the next turn of a finished session with a new user
+// prompt (chat or resume): history from its transcript.
+func (r *agentRunner) continueTurn(ctx context.Context, info AgentRunInfo, prompt, idemKey string) (*store.Turn, *liveRun, error) {
+	r.settle(ctx, info.SessionID)
+	t, err := r.s.db.BeginTurn(ctx, info.OrgID, info.ProjectID, info.SessionID, idemKey)
+	if err != nil || t.Replayed {
+		return t, nil, err
+	}
+	tr, err := r.s.db.FindTranscript(ctx, info.OrgID, info.SessionID)
+	if err == nil {
+		var msgs []llm.Message
+		if msgs, _, err = decodeTranscript(tr); err == nil {
+			sess := t.Session
+			info.Source, info.TriggerSource, info.TaskID = sess.Source, sess.TriggerSource, sess.TaskID
+			spec := turnSpec{info: info, history: append(msgs, llm.Message{Role: llm.RoleUser, Content: prompt}),
+				turn: t.Turn, maxSteps: chatMaxSteps, agentTyp: sess.AgentType}
+			var lr *liveRun
+			if lr, err = r.launch(spec, t.FirstSeq, chatTurnTimeout); err == nil {
+				return t, lr, nil
+			}
+		}
+	}
+	// The turn was begun but cannot run: end it failed so the session is not stuck running.
+	r.log.Error("agent: turn could not start", "session_id", info.SessionID, "err", err)
+	_, _ = r.s.db.EndTurn(context.WithoutCancel(ctx), info.SessionID, store.TurnEnd{Status: store.SessionFailed,
+		Reason: "internal error: the turn could not start", Messages: "[]"})
+	return nil, nil, err
+}
+
+// resumeApproved continues a session that waited for a decision on a tool
+// call: the s.agent.resume hook. A task run blocked in Execute gets the
+// decision directly; a chat session is continued in the background.
+func (r *agentRunner) resumeApproved(ctx context.Context, info AgentRunInfo, d agent.Approval) error {
+	if lr := r.liveRun(info.SessionID); lr != nil && lr.decide != nil {
+		select {
+		case lr.decide <- d:
+			return nil
+		default:
+			return errSessionBusy
+		}
+	}
+	sess, err := r.s.db.FindAgentSession(ctx, info.OrgID, info.SessionID)
+	if err != nil {
+		return err
+	}
+	tr, err := r.s.db.FindTranscript(ctx, info.OrgID, info.SessionID)
+	if err != nil {
+		return err
+	}
+	msgs, pending, err := decodeTranscript(tr)
+	if err != nil {
+		return err
+	}
+	if pending == nil || pending.Call.ID != d.CallID {
+		return &store.Error{Code: store.EConflict, Message: "the session is not waiting for a decision on this call", Reason: "not_waiting"}
+	}
+	ok, err := r.s.db.ClaimApprovalWait(ctx, info.OrgID, info.SessionID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &store.Error{Code: store.EConflict, Message: "the session is no longer waiting for this decision", Reason: "not_waiting"}
+	}
+	last, err := r.s.db.LastSessionSeq(ctx, info.SessionID)
+	if err != nil {
+		return err
+	}
+	full, err := r.s.db.FindProjectSession(ctx, info.OrgID, sess.ProjectID, info.SessionID)
+	if err != nil {
+		return err
+	}
+	info.ProjectID, info.Source, info.TriggerSource, info.TaskID = sess.ProjectID, sess.Source, sess.TriggerSource, sess.TaskID
+	spec := turnSpec{info: info, history: msgs, approval: &d, turn: full.Turns, maxSteps: chatMaxSteps, agentTyp: sess.AgentType}
+	if _, err = r.launch(spec, last+1, chatTurnTimeout); errors.Is(err, errSessionBusy) {
+		// Claimed but another turn is live: cannot happen while the claim holds; report it.
+		r.log.Error("agent: approved session already has a live turn", "session_id", info.SessionID)
+	}
+	return err
+}

@@ -31,8 +31,10 @@ type Config struct {
 	TrustProxy      bool
 	// DisablePasswordReset turns off self-service reset (forgot-password answers 403).
 	DisablePasswordReset bool
-	MaxBodyBytes    int64
-	ShutdownTimeout time.Duration
+	// AllowLocalCommands lets the agent's run_command run on the server host itself (off by default).
+	AllowLocalCommands bool
+	MaxBodyBytes       int64
+	ShutdownTimeout    time.Duration
 }
 
 type flagDef struct {
@@ -68,6 +70,8 @@ func (c *Config) Flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.TrustProxy, "trust-proxy", trust == "1" || strings.EqualFold(trust, "true"), "use X-Forwarded-For from a reverse proxy as the client address (env OPSAGENT_TRUST_PROXY)")
 	noReset := getenv("OPSAGENT_DISABLE_PASSWORD_RESET")
 	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", noReset == "1" || strings.EqualFold(noReset, "true"), "turn off self-service password reset (env OPSAGENT_DISABLE_PASSWORD_RESET)")
+	local := getenv("OPSAGENT_ALLOW_LOCAL_COMMANDS")
+	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", local == "1" || strings.EqualFold(local, "true"), "let the agent's run_command run on this host, in DATA_DIR/work (env OPSAGENT_ALLOW_LOCAL_COMMANDS)")
 	maxBody := int64(1 << 20)
 	if v, err := strconv.ParseInt(getenv("OPSAGENT_MAX_BODY_BYTES"), 10, 64); err == nil && v > 0 {
 		maxBody = v

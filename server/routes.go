@@ -29,6 +29,9 @@ func (s *Server) routeTable() []*Route {
 		s.knowledgeRoutes(),
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
+		s.ruleRoutes(),
+		s.budgetRoutes(),
+		s.integrationRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

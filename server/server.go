@@ -51,6 +51,8 @@ type Server struct {
 	started time.Time
 	// agent are the seams between the session runner and the policy layer.
 	agent agentHooks
+	// policy is the policy layer's state (rules, approvals of tool calls).
+	policy policyState
 	// hooks let later features (API keys, project membership, audit) plug into
 	// the one request pipeline without each handler knowing.
 	hooks struct {
@@ -162,6 +164,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.hooks.mfaMethods = s.enrolledMFAKinds
 	s.hooks.deviceFlow = true
 	s.tasks = s.newTaskScheduler(d)
+	s.installPolicy()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()

@@ -93,7 +93,8 @@ func (db *DB) CreateIntegration(ctx context.Context, x *Integration) error {
 			return &Error{Code: EConflict, Message: "too many integrations in this project", Reason: "integration_limit"}
 		}
 		x.ID, x.CreatedAt, x.UpdatedAt = NewID(), tx.Now, tx.Now
-		_, err := tx.ExecContext(ctx, `INSERT INTO integrations (`+integrationCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO integrations (id, org_id, project_id, kind, name, base_url, auth_scheme, auth_secret,
+			org_header, enabled, created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			x.ID, x.OrgID, x.ProjectID, x.Kind, x.Name, x.BaseURL, x.AuthScheme, x.AuthSecret, x.OrgHeader, x.Enabled,
 			nullStr(x.CreatedBy), TS(x.CreatedAt), TS(x.UpdatedAt))
 		if isUnique(err) {

@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch args[0] {
 	case "serve":
-		return serve(ctx, args[1:], getenv, stdout, stderr, nil)
+		return serve(ctx, args[1:], getenv, stdout, stderr)
 	case "login", "logout":
 		return cliclient.Run(ctx, args[0], args[1:], getenv, stdout, stderr)
 	case "backup":
@@ -77,12 +77,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // serve opens store, scheduler and server in that order, and closes them in
-// reverse. ready, when set, receives the bound address (tests use port 0).
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+// reverse. The "opsagent listening" log line carries the bound address (with
+// --addr HOST:0 the port is chosen by the system; tests read it there).
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg server.Config
-	cfg.Flags(fs, getenv)
+	cfg.Flags(fs)
+	if err := server.ApplyEnv(fs, getenv); err != nil {
+		return err
+	}
+	// An action, not a setting: it has no environment twin.
 	printConfig := fs.Bool("print-config", false, "print the effective configuration (secrets redacted) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -130,9 +135,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	jobs.Start()
 	defer jobs.Stop()
 	logger.Info("opsagent listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", server.Version)
-	if ready != nil {
-		ready <- ln.Addr().String()
-	}
 	return srv.Serve(ctx, ln)
 }
 

@@ -14,16 +14,17 @@ import (
 	"github.com/opsagent/opsagent/store"
 )
 
-// startServe runs `opsagent serve` on a loopback port over dir and returns its base URL.
+// startServe runs `opsagent serve` on a loopback port over dir and returns its
+// base URL, read from the "listening" log line.
 func startServe(t *testing.T, dir string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	env := map[string]string{"OPSAGENT_SIGNUP": "open"}
+	var logs syncBuffer
+	vars := map[string]string{"OPSAGENT_SIGNUP": "open"}
 	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "warn"},
-			func(k string) string { return env[k] }, io.Discard, io.Discard, ready)
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "info"},
+			func(k string) string { return vars[k] }, io.Discard, &logs)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -31,14 +32,18 @@ func startServe(t *testing.T, dir string) string {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	select {
-	case addr := <-ready:
-		return "http://" + addr
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not start")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := listening.FindStringSubmatch(logs.String()); m != nil {
+			return "http://" + m[1]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
+	t.Fatal("serve did not start")
 	return ""
 }
 

@@ -25,13 +25,19 @@
 //	# Restart a stuck pod
 //	...
 //
-// Operators may copy, edit or delete files by hand: [Store.Sync] (run by [Store.Start] every
+// Tags are lower-case letters, digits and ._:/- (at most 32 of 64 bytes); "tags: a, b" and a block list work
+// too. Operators may copy, edit or delete files by hand: [Store.Sync] (run by [Store.Start] every
 // [Options.SyncInterval], or by the scheduler) reconciles the index with the files, using a manifest of
 // path, size, modification time and SHA-256 that is kept inside the index and committed in the same batch
 // as the chunks it describes. [Store.Put] writes atomically (temporary file, fsync, rename, fsync of the
 // directory) before it indexes, so an acknowledged write survives a crash even when the index does not: the
 // reconciliation at [Open] re-indexes whatever the index lost, and a missing or unreadable index is rebuilt
 // from the files.
+//
+// Sync looks only where Put writes: org and project folders named like ids (or _org), known collections,
+// valid names. It skips hidden entries and symbolic links, and logs once (then skips until the file changes)
+// files that are over Options.MaxDocBytes or not UTF-8 text. Put and Get work through an [os.Root] opened on
+// the project's folder, so not even a symbolic link planted there leads them outside it.
 //
 // Markdown is split at its headings so that a hit points at the section that answers; long sections are cut
 // at paragraph, then word boundaries with a small overlap.

@@ -122,7 +122,7 @@ func (s *Store) Get(ctx context.Context, scope Scope, collection, name string) (
 	block, body, _ := splitFrontMatter(content)
 	m, _ := parseMeta(block)
 	m.Tags, _ = normalizeTags(m.Tags)
-	title, _ := s.chunker.split(name, m.Title, string(body[:min(len(body), 4096)]))
+	title, _ := s.chunker.split(name, m.Title, string(body))
 	sum := sha256.Sum256(content)
 	return Doc{
 		Scope: scope, Collection: collection, Name: name, Title: title, Tags: m.Tags,
@@ -176,14 +176,17 @@ func (s *Store) Delete(ctx context.Context, scope Scope, collection, name string
 	}
 	if err == nil {
 		defer pr.Close()
-		err = pr.Remove(rel)
-		if errors.Is(err, fs.ErrNotExist) && !indexed {
-			return notFound(name)
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		switch err := pr.Remove(rel); {
+		case errors.Is(err, fs.ErrNotExist):
+			if !indexed {
+				return notFound(name)
+			}
+		case err != nil:
 			return fmt.Errorf("rag: delete %s: %w", rel, err)
-		}
-		if err := syncDir(pr, path.Dir(rel)); err != nil {
-			return fmt.Errorf("rag: delete %s: %w", rel, err)
+		default:
+			if err := syncDir(pr, path.Dir(rel)); err != nil {
+				return fmt.Errorf("rag: delete %s: %w", rel, err)
+			}
 		}
 	}
 	b := s.newBatch()

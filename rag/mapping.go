@@ -34,7 +34,7 @@ const (
 )
 
 // indexSchema names the mapping and chunking rules; an index built under another one is rebuilt.
-const indexSchema = "opsagent-rag/2"
+const indexSchema = "opsagent-rag/3"
 
 // newMapping is explicit: no dynamic mapping, text fields analyzed in English, scoping fields as keywords
 // (exact terms, so tenancy filters cannot match by accident), manifest fields stored but not indexed.
@@ -89,6 +89,10 @@ func newMapping() mapping.IndexMapping {
 	manifest.AddFieldMappingsAt(fModTime, storedOnly(mapping.NewKeywordFieldMapping()))
 	manifest.AddFieldMappingsAt(fIndexedAt, storedOnly(mapping.NewKeywordFieldMapping()))
 	manifest.AddFieldMappingsAt(fChunks, storedOnly(mapping.NewNumericFieldMapping()))
+
+	// No "_all" composite field: every search names its fields, and building it costs indexing time.
+	chunk.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
+	manifest.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
 
 	im := mapping.NewIndexMapping()
 	im.TypeField = fKind

@@ -1,11 +1,13 @@
 package rag
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 var recoveryScope = Scope{OrgID: "o", ProjectID: "p"}
@@ -125,4 +127,32 @@ func TestChangedChunkingRebuildsIndex(t *testing.T) {
 	seed(t, s)
 	s.Close()
 	checkSeeded(t, openStore(t, dir, Options{ChunkBytes: 800, ChunkOverlap: 100}))
+}
+
+// A second process on the same data directory gets an error; it must not take the locked index for a
+// damaged one and delete it.
+func TestLockedIndexIsNotRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	first := openStore(t, dir, Options{})
+	seed(t, first)
+	if _, err := Open(context.Background(), dir, Options{lockTimeout: 100 * time.Millisecond}); err == nil {
+		t.Fatal("second Open of a locked index succeeded")
+	}
+	checkSeeded(t, first)
+}
+
+// A clean Close keeps the index: reopening re-indexes nothing. (bleve's unsafe_batch mode would break this:
+// it drops batches not yet persisted at Close.)
+func TestReopenAfterCloseReindexesNothing(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+	s := openStore(t, dir, Options{Now: clock.now})
+	seed(t, s)
+	s.Close()
+	clock.t = clock.t.Add(time.Hour)
+	s = openStore(t, dir, Options{Now: clock.now})
+	checkSeeded(t, s)
+	if got, want := s.Stats(Scope{}).LastIndexed, clock.t.Add(-time.Hour); !got.Equal(want) {
+		t.Fatalf("last indexed %v, want %v: documents were indexed again", got, want)
+	}
 }

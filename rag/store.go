@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Options tune a Store. The zero value is usable.
@@ -31,6 +32,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (tests inject one). Default time.Now.
 	Now func() time.Time
+
+	// lockTimeout bounds the wait for an index another process holds open. Default 10s.
+	lockTimeout time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -57,6 +61,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.lockTimeout <= 0 {
+		o.lockTimeout = 10 * time.Second
 	}
 	return o, nil
 }
@@ -138,23 +145,26 @@ func (s *Store) schema() string {
 // openIndex opens the index, or starts an empty one that the following Sync fills from the files.
 func (s *Store) openIndex() error {
 	var idx bleve.Index
-	err := recovered(func() (err error) { idx, err = bleve.Open(s.indexDir); return err })
+	// Without a timeout bleve waits forever for the lock of an index that another process has open.
+	config := map[string]any{"bolt_timeout": s.opts.lockTimeout.String()}
+	err := recovered(func() (err error) { idx, err = bleve.OpenUsing(s.indexDir, config); return err })
 	switch {
 	case err == nil:
 		v, gerr := idx.GetInternal(schemaKey)
-		if gerr == nil && string(v) == s.schema() {
-			s.index = idx
-			if lerr := recovered(s.loadManifest); lerr == nil {
-				return nil
-			} else {
-				err = lerr
-			}
-		} else {
+		if gerr != nil || string(v) != s.schema() {
 			err = fmt.Errorf("built under %q, want %q (%v)", v, s.schema(), gerr)
+		} else {
+			s.index = idx
+			if err = recovered(s.loadManifest); err == nil {
+				return nil
+			}
 		}
 		recovered(idx.Close)
 		s.index, s.manifest, s.lastIndexed = nil, map[string]entry{}, time.Time{}
 		s.log.Warn("rag: rebuilding index from files", "reason", err.Error())
+	case errors.Is(err, bolterrors.ErrTimeout):
+		// In use, not damaged: rebuilding would delete another process's index.
+		return fmt.Errorf("rag: index %s is locked by another process: %w", s.indexDir, err)
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
 	default:
 		s.log.Warn("rag: index unreadable, rebuilding it from files", "err", err.Error())

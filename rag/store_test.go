@@ -129,6 +129,21 @@ func TestDelete(t *testing.T) {
 	if st := s.Stats(Scope{}); st.Documents != 0 || st.Chunks != 0 {
 		t.Fatalf("stats after delete: %+v", st)
 	}
+
+	// The file is already gone (removed by hand, no sync yet): Delete still clears the index.
+	d := mustPut(t, s, scope, CollectionIncidents, "gone.md", "# Gone\nreplica drift", nil)
+	if err := os.Remove(filepath.Join(s.dir, "docs", "o", "p", "incidents", d.Name)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(context.Background(), scope, CollectionIncidents, "gone.md"); err != nil {
+		t.Fatalf("Delete of an indexed document whose file is gone: %v", err)
+	}
+	if hits := search(t, s, scope, Query{Text: "replica drift"}); len(hits) != 0 {
+		t.Fatalf("still found: %v", hitNames(hits))
+	}
+	if err := s.Delete(context.Background(), Scope{OrgID: "o", ProjectID: "never"}, CollectionIncidents, "x.md"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Delete in a project without folder: got %v, want ErrNotFound", err)
+	}
 }
 
 func TestHandEditsFollowedBySync(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
+	"sort"
 	"sync"
 	"time"
 
@@ -40,8 +42,11 @@ type Runner struct {
 // New returns a stopped runner.
 func New(log *slog.Logger) *Runner {
 	ctx, cancel := context.WithCancel(context.Background())
+	// Order matters: SkipIfStillRunning must be outermost. robfig's version
+	// releases its slot without a defer, so a panic passing through it would
+	// keep the job from ever running again; recovering inside it prevents that.
 	c := cron.New(cron.WithParser(Parser), cron.WithLocation(time.UTC),
-		cron.WithChain(cron.Recover(cronLogger{log}), cron.SkipIfStillRunning(cronLogger{log})))
+		cron.WithChain(cron.SkipIfStillRunning(cronLogger{log}), cron.Recover(cronLogger{log})))
 	return &Runner{cron: c, log: log, ctx: ctx, cancel: cancel, names: map[string]cron.EntryID{}}
 }
 
@@ -54,6 +59,11 @@ func (r *Runner) Add(name, spec string, job func(ctx context.Context) error) err
 	}
 	id, err := r.cron.AddFunc(spec, func() {
 		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.Error("job panicked", "job", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			}
+		}()
 		if err := job(r.ctx); err != nil && r.ctx.Err() == nil {
 			r.log.Error("job failed", "job", name, "err", err, "duration", time.Since(start))
 			return
@@ -75,6 +85,18 @@ func (r *Runner) Remove(name string) {
 		r.cron.Remove(id)
 		delete(r.names, name)
 	}
+}
+
+// Jobs lists the names of the scheduled jobs, sorted (for status output and checks).
+func (r *Runner) Jobs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.names))
+	for n := range r.names {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Start begins running jobs.

@@ -87,7 +87,7 @@ func (s *Server) handleRegister(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.sendVerification(c.Context(), u)
+	s.later(c.Context(), func(ctx context.Context) { s.sendVerification(ctx, u) }) // an SMTP relay must not hold the answer
 	e := c.auditEvent("auth.registered", "success", "user", u.ID, nil)
 	e.ActorUserID, e.OrgID = u.ID, u.CurrentOrgID
 	s.audit(c.Context(), e)

@@ -49,7 +49,9 @@ func (s *Server) sendVerification(ctx context.Context, u *store.User) {
 }
 
 // handleForgotPassword is POST /api/auth/forgot-password: the same 200 for
-// every address; at most a few mails per address per hour.
+// every address; at most a few mails per address per hour. The lookup, the
+// token and the mail happen after the answer (s.later), so neither the body
+// nor the time taken tells a registered address from an unknown one.
 func (s *Server) handleForgotPassword(c *Ctx) error {
 	var req ForgotPasswordRequest
 	if err := c.Bind(&req); err != nil {
@@ -63,15 +65,18 @@ func (s *Server) handleForgotPassword(c *Ctx) error {
 	}
 	email := store.NormalizeEmail(req.Email)
 	if ok, _ := s.limits.mailPerAddr.Allow("reset:" + email); ok {
-		if u, err := s.db.FindUserByEmail(c.Context(), email); err == nil {
-			s.sendMailed(c.Context(), u, store.TokenReset, resetTTL, "Reset your opsagent password", "/reset-password",
-				"Someone asked to reset the password of your opsagent account. Choose a new one here:")
-		}
+		s.later(c.Context(), func(ctx context.Context) {
+			if u, err := s.db.FindUserByEmail(ctx, email); err == nil {
+				s.sendMailed(ctx, u, store.TokenReset, resetTTL, "Reset your opsagent password", "/reset-password",
+					"Someone asked to reset the password of your opsagent account. Choose a new one here:")
+			}
+		})
 	}
 	return c.JSON(200, MessageOut{Detail: sameAnswer})
 }
 
-// handleResendVerify is POST /api/auth/resend-verify: the same 200 for every address.
+// handleResendVerify is POST /api/auth/resend-verify: the same 200 for every
+// address, the work done after the answer as in forgot-password.
 func (s *Server) handleResendVerify(c *Ctx) error {
 	var req ForgotPasswordRequest
 	if err := c.Bind(&req); err != nil {
@@ -82,12 +87,28 @@ func (s *Server) handleResendVerify(c *Ctx) error {
 	}
 	email := store.NormalizeEmail(req.Email)
 	if ok, _ := s.limits.mailPerAddr.Allow("verify:" + email); ok {
-		if u, err := s.db.FindUserByEmail(c.Context(), email); err == nil && u.EmailVerifiedAt == nil {
-			s.sendVerification(c.Context(), u)
-		}
+		s.later(c.Context(), func(ctx context.Context) {
+			if u, err := s.db.FindUserByEmail(ctx, email); err == nil && u.EmailVerifiedAt == nil {
+				s.sendVerification(ctx, u)
+			}
+		})
 	}
 	return c.JSON(200, MessageOut{Detail: sameAnswer})
 }
+
+// later runs fn after the response, detached from the request's
+// cancellation but keeping its values (logger, request id), bounded in time;
+// Serve waits for such work before it returns.
+func (s *Server) later(reqCtx context.Context, fn func(ctx context.Context)) {
+	s.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(reqCtx), laterTimeout)
+		defer cancel()
+		fn(ctx)
+	})
+}
+
+// laterTimeout bounds deferred work (an SMTP relay that never answers).
+const laterTimeout = 30 * time.Second
 
 // handleResetPassword is POST /api/auth/reset-password: the token works once,
 // and every session of the account ends with the old password.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"github.com/opsagent/opsagent/server/auth"
-	"github.com/opsagent/opsagent/store"
 )
 
 // handleListSessions is GET /api/auth/sessions. The current session is the one
@@ -48,10 +47,7 @@ func (s *Server) handleDeleteSession(c *Ctx) error {
 func (s *Server) handleDeleteAccount(c *Ctx) error {
 	id, err := s.db.RequestErasure(c.Context(), c.ID.UserID)
 	if err != nil {
-		if store.ErrorCode(err) == store.EInvalid {
-			return err
-		}
-		return err
+		return err // 400 sole_owner when an organization would be left without an owner
 	}
 	c.Audit("auth.account_deleted", "success", "user", c.ID.UserID, nil)
 	s.clearAuthCookies(c.W)

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -37,22 +36,15 @@ type Config struct {
 	ShutdownTimeout    time.Duration
 }
 
-type flagDef struct {
-	name, env, usage string
-	secret           bool
-	bind             func(fs *flag.FlagSet, def string)
+// EnvName is the OPSAGENT_ twin of a flag: --data-dir is OPSAGENT_DATA_DIR.
+func EnvName(flagName string) string {
+	return "OPSAGENT_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// Flags registers every flag on fs, each defaulting to its OPSAGENT_ twin, so
-// a flag wins over the variable and `serve --help` lists both.
-func (c *Config) Flags(fs *flag.FlagSet, getenv func(string) string) {
-	str := func(p *string, name, def, usage string) {
-		env := "OPSAGENT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-		if v := getenv(env); v != "" {
-			def = v
-		}
-		fs.StringVar(p, name, def, usage+" (env "+env+")")
-	}
+// Flags registers every config flag on fs. Call ApplyEnv after it and before
+// fs.Parse, so a variable sets the default and a flag given on the command line wins.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
 	str(&c.Addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	str(&c.DataDir, "data-dir", "./data", "directory holding everything the server keeps")
 	str(&c.BaseURL, "base-url", "", "public URL, used in mail links, WebAuthn origin and cookie Secure flag")
@@ -66,18 +58,28 @@ func (c *Config) Flags(fs *flag.FlagSet, getenv func(string) string) {
 	str(&c.VaultPassphrase, "vault-passphrase", "", "wraps the vault identity with a passphrase (scrypt)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
-	trust := getenv("OPSAGENT_TRUST_PROXY")
-	fs.BoolVar(&c.TrustProxy, "trust-proxy", trust == "1" || strings.EqualFold(trust, "true"), "use X-Forwarded-For from a reverse proxy as the client address (env OPSAGENT_TRUST_PROXY)")
-	noReset := getenv("OPSAGENT_DISABLE_PASSWORD_RESET")
-	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", noReset == "1" || strings.EqualFold(noReset, "true"), "turn off self-service password reset (env OPSAGENT_DISABLE_PASSWORD_RESET)")
-	local := getenv("OPSAGENT_ALLOW_LOCAL_COMMANDS")
-	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", local == "1" || strings.EqualFold(local, "true"), "let the agent's run_command run on this host, in DATA_DIR/work (env OPSAGENT_ALLOW_LOCAL_COMMANDS)")
-	maxBody := int64(1 << 20)
-	if v, err := strconv.ParseInt(getenv("OPSAGENT_MAX_BODY_BYTES"), 10, 64); err == nil && v > 0 {
-		maxBody = v
-	}
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", maxBody, "default request body limit in bytes (env OPSAGENT_MAX_BODY_BYTES)")
+	fs.BoolVar(&c.TrustProxy, "trust-proxy", false, "behind one reverse proxy: the last X-Forwarded-For hop (the one it appends) is the client address")
+	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", false, "turn off self-service password reset")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "default request body limit in bytes")
+	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
+	// Every flag names its twin in --help.
+	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })
+}
+
+// ApplyEnv sets each flag of fs whose OPSAGENT_ twin is set; a value that does
+// not parse is an error naming the variable, not a silent default.
+func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := EnvName(f.Name)
+		if v := getenv(env); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", env, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // Validate checks the config before anything is opened.
@@ -111,6 +113,19 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("llm-provider must be openai or anthropic, not %q", c.LLMProvider))
 	}
+	switch strings.ToLower(c.LogLevel) {
+	case "", "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log-level must be debug, info, warn or error, not %q", c.LogLevel))
+	}
+	switch c.LogFormat {
+	case "", "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log-format must be text or json, not %q", c.LogFormat))
+	}
+	if c.ShutdownTimeout < 0 {
+		errs = append(errs, errors.New("shutdown-timeout must not be negative"))
+	}
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("max-body-bytes must be positive"))
 	}
@@ -135,23 +150,35 @@ func (c *Config) Path(parts ...string) string {
 // SecureCookies reports whether cookies carry the Secure flag.
 func (c *Config) SecureCookies() bool { return strings.HasPrefix(c.BaseURL, "https://") }
 
-// Print writes the effective config with secrets redacted.
+// Print writes the effective config with secrets redacted (--print-config).
 func (c *Config) Print(w io.Writer) {
 	red := func(s string) string {
 		if s == "" {
 			return ""
 		}
-		return "********"
+		return "[redacted]"
 	}
-	smtp := c.SMTPURL
-	if u, err := url.Parse(smtp); err == nil && u.User != nil {
+	fmt.Fprintf(w, "addr=%s\ndata_dir=%s\nbase_url=%s\nsignup=%s\nsmtp_url=%s\nmail_from=%s\n", c.Addr, c.DataDir, c.BaseURL, c.Signup, redactURL(c.SMTPURL), c.MailFrom)
+	fmt.Fprintf(w, "llm_provider=%s\nllm_base_url=%s\nllm_api_key=%s\nllm_model=%s\nvault_passphrase=%s\n", c.LLMProvider, redactURL(c.LLMBaseURL), red(c.LLMAPIKey), c.LLMModel, red(c.VaultPassphrase))
+	fmt.Fprintf(w, "log_level=%s\nlog_format=%s\ntrust_proxy=%t\ndisable_password_reset=%t\nmax_body_bytes=%d\nshutdown_timeout=%s\n",
+		c.LogLevel, c.LogFormat, c.TrustProxy, c.DisablePasswordReset, c.MaxBodyBytes, c.ShutdownTimeout)
+}
+
+// redactURL hides the password of a URL's user info (smtp://user:pass@host).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if raw == "" {
+			return ""
+		}
+		return "[redacted]"
+	}
+	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			smtp = u.String()
+			u.User = url.UserPassword(u.User.Username(), "redacted")
 		}
 	}
-	fmt.Fprintf(w, "addr=%s\ndata_dir=%s\nbase_url=%s\nsignup=%s\nsmtp_url=%s\nllm_provider=%s\nllm_base_url=%s\nllm_api_key=%s\nllm_model=%s\nvault_passphrase=%s\n",
-		c.Addr, c.DataDir, c.BaseURL, c.Signup, smtp, c.LLMProvider, c.LLMBaseURL, red(c.LLMAPIKey), c.LLMModel, red(c.VaultPassphrase))
+	return u.String()
 }
 
 // ensureDir creates dir with mode 0700.

@@ -9,6 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/mail"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +24,7 @@ import (
 // testEnv is a real server on a loopback port over a real SQLite file in a
 // temp dir. Tests talk HTTP to it.
 type testEnv struct {
-	t     *testing.T
+	t     testing.TB
 	URL   string
 	Srv   *server.Server
 	DB    *store.DB
@@ -34,13 +37,13 @@ type testEnv struct {
 }
 
 // newEnv starts a server; opts adjust the config before it starts.
-func newEnv(t *testing.T, opts ...func(*server.Config)) *testEnv {
+func newEnv(t testing.TB, opts ...func(*server.Config)) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
 	return startEnv(t, dir, opts...)
 }
 
-func startEnv(t *testing.T, dir string, opts ...func(*server.Config)) *testEnv {
+func startEnv(t testing.TB, dir string, opts ...func(*server.Config)) *testEnv {
 	t.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second,
 		MailFrom: "opsagent <noreply@test>", LogLevel: "debug"}
@@ -264,5 +267,109 @@ func wantValidation(t *testing.T, r *resp, loc ...any) {
 	t.Fatalf("got 422 %s, want an error at %s", r.Body, want)
 }
 
-// openSignup lets a test register several independent accounts.
+// openSignup lets anyone register, so a test can hold several accounts
+// (the default closes sign-up once the first account exists).
 func openSignup(c *server.Config) { c.Signup = "open" }
+
+// login signs in on a fresh client (own cookie jar) and returns it with its access token.
+func (e *testEnv) login(email, password string) *client {
+	e.t.Helper()
+	c := e.newClient()
+	r := c.must(200, "POST", "/api/auth/login", map[string]any{"email": email, "password": password})
+	c.Token, _ = r.JSON()["access_token"].(string)
+	c.Email = email
+	return c
+}
+
+// mailTokens returns the tokens of every outbox message to addr whose subject
+// contains subject, oldest first (the outbox writes one .eml file per message).
+func (e *testEnv) mailTokens(addr, subject string) []string {
+	e.t.Helper()
+	server.WaitBackgroundForTest(e.Srv) // mail is sent after the answer
+	entries, err := os.ReadDir(filepath.Join(e.Dir, "outbox"))
+	if err != nil {
+		e.t.Fatalf("read outbox: %v", err)
+	}
+	var out []string
+	for _, ent := range entries {
+		if !strings.HasSuffix(ent.Name(), ".eml") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(e.Dir, "outbox", ent.Name()))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		msg, err := mail.ReadMessage(bytes.NewReader(b))
+		if err != nil {
+			e.t.Fatalf("outbox file %s is not RFC 5322: %v", ent.Name(), err)
+		}
+		if msg.Header.Get("To") != addr || !strings.Contains(msg.Header.Get("Subject"), subject) {
+			continue
+		}
+		body, _ := io.ReadAll(msg.Body)
+		_, tok, ok := strings.Cut(string(body), "Token: ")
+		if !ok {
+			e.t.Fatalf("mail %s carries no token: %s", ent.Name(), body)
+		}
+		out = append(out, strings.TrimSpace(tok))
+	}
+	return out
+}
+
+// lastMailToken is the token of the newest message to addr about subject.
+func (e *testEnv) lastMailToken(addr, subject string) string {
+	e.t.Helper()
+	toks := e.mailTokens(addr, subject)
+	if len(toks) == 0 {
+		e.t.Fatalf("no mail to %s about %q in the outbox", addr, subject)
+	}
+	return toks[len(toks)-1]
+}
+
+// send sends a prepared request with the client's credentials and cookies.
+func (c *client) send(req *http.Request) *resp {
+	c.env.t.Helper()
+	if c.Token != "" && req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		c.env.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return &resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// userID returns the id of the client's account.
+func (c *client) userID() string {
+	c.env.t.Helper()
+	id, _ := c.must(200, "GET", "/api/auth/me", nil).JSON()["id"].(string)
+	return id
+}
+
+// mustRequest builds a request with a raw body of the given content type.
+func mustRequest(t *testing.T, method, url, contentType, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return req
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func ioNopCloser(r io.Reader) io.ReadCloser { return io.NopCloser(r) }
+
+func decodeJSON(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

@@ -212,6 +212,59 @@ var isolationProbes = map[string]probe{
 	"PUT /api/http-allowlist": func(o own, x ids) []probeReq {
 		return inProject(x, "PUT", "/api/http-allowlist", map[string]any{"entries": []string{"10.0.0.0/8"}})
 	},
+	// Webhooks: the receiver has no tenant (the task id is the address and a
+	// task without an enabled webhook is 404 to everyone); management routes
+	// are addressed by task like the task routes.
+	"POST /api/webhooks/{task_id}": func(o own, x ids) []probeReq {
+		return one("POST", "/api/webhooks/"+x.task, map[string]any{"alerts": []any{}})
+	},
+	// The badge token is a random capability, not a tenant id.
+	"GET /api/webhook-badges/{badge_token}": nil,
+	"GET /api/tasks/{task_id}/webhook":      func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook", nil) },
+	"PUT /api/tasks/{task_id}/webhook": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "PUT", "/webhook", map[string]any{"provider": "generic"})
+	},
+	"DELETE /api/tasks/{task_id}/webhook": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook", nil) },
+	"POST /api/tasks/{task_id}/webhook/rotate-secret": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "POST", "/webhook/rotate-secret", map[string]any{})
+	},
+	"POST /api/tasks/{task_id}/webhook/test":     func(o own, x ids) []probeReq { return taskProbe(o, x, "POST", "/webhook/test", nil) },
+	"GET /api/tasks/{task_id}/webhook/events":    func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events", nil) },
+	"DELETE /api/tasks/{task_id}/webhook/events": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/events", nil) },
+	"POST /api/tasks/{task_id}/webhook/events/replay": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.session}})
+	},
+	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.session, nil) },
+	"POST /api/tasks/{task_id}/webhook/events/{event_id}/replay": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "POST", "/webhook/events/"+x.session+"/replay", nil)
+	},
+	"GET /api/tasks/{task_id}/webhook/rules": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/rules", nil) },
+	"POST /api/tasks/{task_id}/webhook/rules": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "POST", "/webhook/rules", map[string]any{"name": "mole", "target_task_id": x.task})
+	},
+	"PATCH /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "PATCH", "/webhook/rules/"+x.session, map[string]any{"name": "pwned"})
+	},
+	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/rules/"+x.session, nil) },
+	"GET /api/approvals":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/approvals", nil) },
+	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/approvals/"+x.session, nil) },
+	"POST /api/approvals/{approval_id}/approve": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve", map[string]any{})
+	},
+	"POST /api/approvals/{approval_id}/deny": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/deny", map[string]any{"comment": "no"})
+	},
+	"GET /api/incidents":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/incidents", nil) },
+	"GET /api/incidents/{incident_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/incidents/"+x.session, nil) },
+	"POST /api/incidents/{incident_id}/acknowledge": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/acknowledge", nil)
+	},
+	"POST /api/incidents/{incident_id}/resolve": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/resolve", map[string]any{})
+	},
+	"POST /api/incidents/{incident_id}/notes": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/notes", map[string]any{"text": "hi"})
+	},
 	// Per-user data addressed by the caller's own key name: no tenant id.
 	"GET /api/me/preferences/{key}":    nil,
 	"PUT /api/me/preferences/{key}":    nil,
@@ -401,6 +454,12 @@ func bothProjects(o own, x ids, method, path string, body any) []probeReq {
 func taskProbe(o own, x ids, method, suffix string, body any) []probeReq {
 	p := "/api/tasks/" + x.task + suffix
 	return []probeReq{{method: method, path: p, body: body, project: o.project}, {method: method, path: p, body: body, project: x.project}}
+}
+
+// projectAndForeign addresses an id from the caller's own project and from
+// the other tenant's project.
+func projectAndForeign(o own, x ids, method, path string, body any) []probeReq {
+	return []probeReq{{method: method, path: path, body: body, project: o.project}, {method: method, path: path, body: body, project: x.project}}
 }
 
 func send(c *client, rq probeReq) *resp {

@@ -13,6 +13,9 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	if err := r.Add("account-erasure", "@every 1m", s.runErasures); err != nil {
 		return err
 	}
+	if err := s.registerWebhookJobs(r); err != nil {
+		return err
+	}
 	return r.Add("purge-expired", "@every 1h", func(ctx context.Context) error {
 		s.revoked.sweep(s.Now())
 		return s.db.PurgeExpired(ctx)

@@ -81,6 +81,12 @@ func (s *Server) wrap(rt *Route) http.Handler {
 		logger := s.log.With("request_id", rid)
 		ctx := context.WithValue(r.Context(), requestIDKey, rid)
 		ctx = context.WithValue(ctx, loggerKey, logger)
+		if isStream(r) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(s.stopping, cancel)()
+		}
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		c := &Ctx{W: rec, R: r, Route: rt, srv: s}
@@ -117,18 +123,22 @@ func (s *Server) serveRoute(c *Ctx) error {
 		return &http.MaxBytesError{Limit: limit}
 	}
 	r.Body = http.MaxBytesReader(c.W, r.Body, limit)
+	// A browser attaches our cookies to requests other sites make it send, so
+	// an unsafe request whose credential may be a cookie (no Authorization
+	// header) must come from our own origin. This covers the token-exempt
+	// routes that read the refresh cookie (refresh, logout) as well.
+	if r.Header.Get("Authorization") == "" && hasAuthCookie(r) {
+		if err := s.cop.Check(r); err != nil {
+			return &store.Error{Code: store.EForbidden, Message: "cross-origin request refused", Reason: "cross_origin"}
+		}
+	}
 	if rt.Auth != AuthNone {
-		id, viaCookie, err := s.authenticate(r)
+		id, _, err := s.authenticate(r)
 		if err != nil {
 			return err
 		}
 		c.ID = id
 		c.R = r.WithContext(context.WithValue(r.Context(), identityKey, id))
-		if viaCookie {
-			if err := s.cop.Check(r); err != nil {
-				return forbidden("cross-origin request refused")
-			}
-		}
 		if rt.Auth == AuthHuman && !id.Human() {
 			return &store.Error{Code: store.EForbidden, Message: "API keys cannot call this route; sign in as a person", Reason: "human_only"}
 		}
@@ -183,6 +193,15 @@ func (s *Server) resolveProject(c *Ctx) (*store.Project, error) {
 	return p, nil
 }
 
+func hasAuthCookie(r *http.Request) bool {
+	for _, name := range []string{accessCookie, refreshCookie} {
+		if _, err := r.Cookie(name); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // bearer extracts the credential: Authorization header first, then the access cookie.
 func bearer(r *http.Request) (token string, viaCookie bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -234,7 +253,10 @@ func (s *Server) identityFromClaims(ctx context.Context, claims *auth.Claims) (*
 	if p.SessionRevoked || !p.SessionExpires.After(s.Now()) {
 		return nil, unauthorized("Session has ended; sign in again")
 	}
-	if claims.IssuedAt == nil || claims.IssuedAt.Time.Before(p.TokensValidAfter) {
+	// iat travels as a float of seconds that golang-jwt truncates to the
+	// microsecond on parsing, so it can read one microsecond early: without
+	// that allowance a token minted in the epoch's own microsecond is vetoed.
+	if claims.IssuedAt == nil || claims.IssuedAt.Time.Add(time.Microsecond).Before(p.TokensValidAfter) {
 		return nil, unauthorized("Token has been revoked")
 	}
 	if p.Role == "" {
@@ -243,12 +265,15 @@ func (s *Server) identityFromClaims(ctx context.Context, claims *auth.Claims) (*
 	return &Identity{UserID: p.UserID, Email: p.Email, OrgID: claims.Org, Role: p.Role, SessionID: claims.Session, JTI: claims.ID}, nil
 }
 
-// clientIP is the peer address, or the first X-Forwarded-For hop behind a trusted proxy.
+// clientIP is the peer address or, behind a trusted proxy, the last
+// X-Forwarded-For hop: the one that proxy appended. Earlier hops are whatever
+// the client chose to send, so trusting the first would let anyone pick a
+// fresh address per request and walk past the per-IP limits.
 func (s *Server) clientIP(r *http.Request) string {
 	if s.cfg.TrustProxy {
-		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-			first, _, _ := strings.Cut(xff, ",")
-			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+		if vals := r.Header.Values("X-Forwarded-For"); len(vals) > 0 {
+			hops := strings.Split(vals[len(vals)-1], ",")
+			if ip := net.ParseIP(strings.TrimSpace(hops[len(hops)-1])); ip != nil {
 				return ip.String()
 			}
 		}

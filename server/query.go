@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -68,13 +69,13 @@ func setScalar(fv reflect.Value, val string) (string, string) {
 		fv.SetString(val)
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
-		if err != nil {
+		if err != nil || fv.OverflowInt(n) { // an overflow would wrap past the bounds check
 			return "Input should be a valid integer, unable to parse string as an integer", "int_parsing"
 		}
 		fv.SetInt(n)
 	case reflect.Float64:
 		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-		if err != nil {
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) { // NaN compares false with every bound
 			return "Input should be a valid number, unable to parse string as a number", "float_parsing"
 		}
 		fv.SetFloat(f)

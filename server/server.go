@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/opsagent/opsagent/rag"
@@ -74,6 +76,15 @@ type Server struct {
 	auditLog *auditWriter
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
+	// Webhooks (webhooks_*.go), approvals and incidents.
+	wh               *webhookService
+	approvalHandlers map[string]ApprovalHandler
+	incidentArchiver IncidentArchiver
+	// bg tracks work requests hand off to run after their answer (mail).
+	bg sync.WaitGroup
+	// stopping ends when shutdown begins; stream requests run under it.
+	stopping    context.Context
+	stopStreams context.CancelFunc
 }
 
 type limits struct {
@@ -140,6 +151,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.knowledge = knowledge.New(d.DB, d.RAG)
 	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
+	s.stopping, s.stopStreams = context.WithCancel(context.Background())
 	if cfg.BaseURL != "" {
 		_ = s.cop.AddTrustedOrigin(trimSlash(cfg.BaseURL))
 	}
@@ -164,6 +176,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.hooks.mfaMethods = s.enrolledMFAKinds
 	s.hooks.deviceFlow = true
 	s.tasks = s.newTaskScheduler(d)
+	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
+	s.installWebhooks()
 	s.installPolicy()
 	s.routes = s.routeTable()
 	s.installTenancy()
@@ -188,8 +202,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Routes returns the route table (read-only by convention).
 func (s *Server) Routes() []*Route { return s.routes }
 
-// Serve runs the HTTP server on ln until ctx ends, then drains requests.
-// BaseContext is cancelled at shutdown so SSE and MCP streams close.
+// Serve runs the HTTP server on ln until ctx ends, then drains: streams
+// (SSE, MCP) are told to end at once, ordinary requests get up to
+// ShutdownTimeout to finish with their context intact, and only then is
+// whatever is left cancelled and its connection closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
@@ -213,20 +229,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)
 	defer stopTasks()
+	stopWebhooks := s.wh.start() // stops after the HTTP drain: draining requests wait for its commits
+	defer stopWebhooks()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
-	cancelBase()
+	s.stopStreams()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	if err != nil {
+		s.log.Warn("requests still running at the shutdown timeout; cancelling them", "err", err)
+		cancelBase()
+		err = hs.Close()
+	}
 	s.auditLog.Close()
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && e != nil {
 		return e
 	}
+	s.bg.Wait() // mail handed off by the last requests (each bounded by laterTimeout)
 	return err
 }
 
@@ -240,6 +264,12 @@ func (s *Server) reconcileMemories(ctx context.Context) {
 	case fixed+removed > 0:
 		s.log.Info("knowledge: memories re-indexed", "fixed", fixed, "removed", removed)
 	}
+}
+
+// isStream reports a request that expects a long-lived event stream (SSE,
+// MCP streamable HTTP); such requests end as soon as shutdown begins.
+func isStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
 func loadOrCreateKey(path string, n int) ([]byte, error) {

@@ -115,8 +115,21 @@ func TestTenancyOnboarding(t *testing.T) {
 	// The same key of another user is another key.
 	d := env.register("d@example.com")
 	d.Header.Set("Idempotency-Key", "boot-1")
-	if r := d.must(200, "POST", "/api/onboarding/bootstrap", body); r.Header.Get("Idempotent-Replayed") != "" {
+	withTask := map[string]any{"org_name": "Acme Ops", "project_name": "production", "task_template": "disk-pressure"}
+	r := d.must(200, "POST", "/api/onboarding/bootstrap", withTask)
+	if r.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatal("replayed another user's response")
+	}
+	// The first task comes from the template, in the new project.
+	out := r.JSON()
+	taskID, _ := out["task_id"].(string)
+	if taskID == "" {
+		t.Fatalf("bootstrap with a template made no task: %s", r.Body)
+	}
+	d.Header.Del("Idempotency-Key")
+	d.Project = out["project"].(map[string]any)["id"].(string)
+	if task := d.must(200, "GET", "/api/tasks/"+taskID, nil).JSON(); task["template_id"] != "disk-pressure" || task["enabled"] != true {
+		t.Fatalf("bootstrapped task: %v", task)
 	}
 }
 

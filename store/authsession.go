@@ -168,13 +168,14 @@ type Principal struct {
 	Role             string // "" when not (or no longer) a member of the org
 }
 
-// FindPrincipal resolves a session-bound access token.
+// FindPrincipal resolves a session-bound access token. It runs on every
+// authenticated request, so it goes through the prepared-statement cache.
 func (db *DB) FindPrincipal(ctx context.Context, userID, sessionID, orgID string) (*Principal, error) {
 	var p Principal
 	var valid, expires string
 	var revoked sql.NullString
 	var role sql.NullString
-	err := db.r.QueryRowContext(ctx, `SELECT u.id, u.email, u.tokens_valid_after, s.revoked_at, s.expires_at, m.role
+	err := db.readRow(ctx, `SELECT u.id, u.email, u.tokens_valid_after, s.revoked_at, s.expires_at, m.role
 		FROM users u JOIN auth_sessions s ON s.id = ? AND s.user_id = u.id
 		LEFT JOIN org_members m ON m.org_id = ? AND m.user_id = u.id
 		WHERE u.id = ? AND u.deleted_at IS NULL`, sessionID, orgID, userID).

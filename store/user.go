@@ -61,9 +61,14 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// FindUserByID returns a live (not erased) user.
+// FindUserByID returns a live (not erased) user. It runs on every /me call,
+// so it goes through the prepared-statement cache.
 func (db *DB) FindUserByID(ctx context.Context, id string) (*User, error) {
-	return findUser(ctx, db.r, `id = ?`, id)
+	u, err := scanUser(db.readRow(ctx, `SELECT `+userCols+` FROM users WHERE id = ? AND deleted_at IS NULL`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("user")
+	}
+	return u, err
 }
 
 // FindUserByEmail returns a live user by address.

@@ -59,6 +59,14 @@ func render(from string, m Message, now time.Time) []byte {
 	return []byte(b.String())
 }
 
+// checkHeaders refuses header values that would start a new header line.
+func checkHeaders(m Message) error {
+	if strings.ContainsAny(m.To, "\r\n") || strings.ContainsAny(m.Subject, "\r\n") {
+		return fmt.Errorf("mail: line break in a header value")
+	}
+	return nil
+}
+
 // Outbox writes each message as a .eml file and logs its subject (never its body: it holds tokens).
 type Outbox struct {
 	Dir  string
@@ -68,6 +76,9 @@ type Outbox struct {
 
 // Send writes the message atomically.
 func (o *Outbox) Send(_ context.Context, m Message) error {
+	if err := checkHeaders(m); err != nil {
+		return err
+	}
 	now := time.Now().UTC()
 	name := now.Format("20060102T150405.000000000Z") + "-" + uuid.NewString()[:8] + ".eml"
 	tmp := filepath.Join(o.Dir, "."+name+".tmp")
@@ -89,6 +100,9 @@ type SMTP struct {
 
 // Send delivers one message.
 func (s *SMTP) Send(ctx context.Context, m Message) error {
+	if err := checkHeaders(m); err != nil {
+		return err
+	}
 	host := s.URL.Hostname()
 	port := s.URL.Port()
 	if port == "" {

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"context"
+
+	"github.com/opsagent/opsagent/scheduler"
+)
+
+// installWebhooks sets up the receiver's state, the approval handlers and
+// the incident archiver. New calls it before the route table is built.
+func (s *Server) installWebhooks() {
+	s.wh = newWebhookService(s)
+	s.approvalHandlers = map[string]ApprovalHandler{"webhook_event": approveWebhookEvent}
+	if s.incidentArchiver == nil {
+		s.incidentArchiver = fileArchiver{root: s.cfg.Path("rag", "docs")}
+	}
+}
+
+// SetIncidentArchiver replaces the file archiver (the rag store, when wired).
+func (s *Server) SetIncidentArchiver(a IncidentArchiver) { s.incidentArchiver = a }
+
+// SetApprovalHandler plugs in the execution of one approval kind (tool_call).
+func (s *Server) SetApprovalHandler(kind string, h ApprovalHandler) { s.approvalHandlers[kind] = h }
+
+// registerWebhookJobs adds the retention sweep (events past their
+// webhook's retention) and approval expiry to the job runner.
+func (s *Server) registerWebhookJobs(r *scheduler.Runner) error {
+	if err := r.Add("webhook-retention", "@every 1h", s.SweepWebhookRetention); err != nil {
+		return err
+	}
+	return r.Add("approval-expiry", "@every 1m", func(ctx context.Context) error {
+		_, err := s.db.ExpireApprovals(ctx)
+		return err
+	})
+}
+
+// SweepWebhookRetention deletes events older than their webhook's
+// retention (the webhook-retention job; tests call it directly).
+func (s *Server) SweepWebhookRetention(ctx context.Context) error {
+	n, err := s.db.SweepWebhookEvents(ctx, s.Now(), 1000)
+	if n > 0 {
+		s.log.Info("webhook events past retention deleted", "count", n)
+	}
+	return err
+}

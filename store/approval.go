@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Approval kinds and statuses.
+const (
+	ApprovalWebhookEvent = "webhook_event"
+	ApprovalToolCall     = "tool_call"
+
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+	ApprovalExpired  = "expired"
+)
+
+// Approval is something that waits for a person: a routed webhook event
+// now, an agent's tool call later. Subject is what will run (JSON); the
+// decision is single-use.
+type Approval struct {
+	ID        string
+	OrgID     string
+	ProjectID string
+	Kind      string
+	SessionID string
+	Subject   string
+	Title     string
+	Reason    string
+	RuleID    string
+	EventID   string
+	Status    string
+	ExpiresAt time.Time
+	DecidedBy string
+	DecidedAt *time.Time
+	Comment   string
+	Result    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+const approvalCols = `id, org_id, project_id, kind, session_id, subject, title, reason, rule_id, event_id, status,
+	expires_at, decided_by, decided_at, comment, result, created_at, updated_at`
+
+func scanApproval(row interface{ Scan(...any) error }) (*Approval, error) {
+	var a Approval
+	var session, rule, event, decidedBy, decidedAt sql.NullString
+	var expires, created, updated string
+	err := row.Scan(&a.ID, &a.OrgID, &a.ProjectID, &a.Kind, &session, &a.Subject, &a.Title, &a.Reason, &rule, &event,
+		&a.Status, &expires, &decidedBy, &decidedAt, &a.Comment, &a.Result, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("approval")
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.SessionID, a.RuleID, a.EventID, a.DecidedBy = session.String, rule.String, event.String, decidedBy.String
+	a.DecidedAt, a.ExpiresAt = scanNullTS(decidedAt), ParseTS(expires)
+	a.CreatedAt, a.UpdatedAt = ParseTS(created), ParseTS(updated)
+	return &a, nil
+}
+
+// CreateApprovalTx opens an approval inside a caller's transaction.
+func CreateApprovalTx(ctx context.Context, tx *Tx, a *Approval) error {
+	if a.ID == "" {
+		a.ID = NewID()
+	}
+	a.Status, a.CreatedAt, a.UpdatedAt = ApprovalPending, tx.Now, tx.Now
+	_, err := tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		a.ID, a.OrgID, a.ProjectID, a.Kind, nullStr(a.SessionID), orJSON(a.Subject, "{}"), a.Title, a.Reason,
+		nullStr(a.RuleID), nullStr(a.EventID), a.Status, TS(a.ExpiresAt), nil, nil, "", "{}", TS(a.CreatedAt), TS(a.UpdatedAt))
+	return err
+}
+
+// CreateApproval opens an approval in its own transaction (tool calls).
+func (db *DB) CreateApproval(ctx context.Context, a *Approval) error {
+	return db.Write(ctx, func(tx *Tx) error { return CreateApprovalTx(ctx, tx, a) })
+}
+
+// FindApproval returns one approval of a project. A pending approval past
+// its expiry reads as expired.
+func (db *DB) FindApproval(ctx context.Context, orgID, projectID, id string) (*Approval, error) {
+	a, err := scanApproval(db.r.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ? AND org_id = ? AND project_id = ?`,
+		id, orgID, projectID))
+	if err == nil {
+		a.expire(db.Now())
+	}
+	return a, err
+}
+
+func (a *Approval) expire(now time.Time) {
+	if a.Status == ApprovalPending && !now.Before(a.ExpiresAt) {
+		a.Status = ApprovalExpired
+	}
+}
+
+// ApprovalFilter selects approvals of a project.
+type ApprovalFilter struct {
+	OrgID, ProjectID string
+	Status, Kind     string
+	SessionID        string
+	Limit, Offset    int
+}
+
+// FindApprovals lists approvals, pending (unexpired) first, then newest
+// first, and the total.
+func (db *DB) FindApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, int, error) {
+	now := TS(db.Now())
+	where := []string{"org_id = ?", "project_id = ?"}
+	args := []any{f.OrgID, f.ProjectID}
+	switch f.Status {
+	case "":
+	case ApprovalPending:
+		where = append(where, "status = 'pending' AND expires_at > ?")
+		args = append(args, now)
+	case ApprovalExpired:
+		where = append(where, "(status = 'expired' OR (status = 'pending' AND expires_at <= ?))")
+		args = append(args, now)
+	default:
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	if f.Kind != "" {
+		where = append(where, "kind = ?")
+		args = append(args, f.Kind)
+	}
+	if f.SessionID != "" {
+		where = append(where, "session_id = ?")
+		args = append(args, f.SessionID)
+	}
+	w := strings.Join(where, " AND ")
+	var total int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM approvals WHERE `+w, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE `+w+`
+		ORDER BY (status = 'pending' AND expires_at > ?) DESC, created_at DESC, id DESC LIMIT ? OFFSET ?`,
+		append(args, now, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []Approval{}
+	nowT := db.Now()
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		a.expire(nowT)
+		out = append(out, *a)
+	}
+	return out, total, rows.Err()
+}
+
+// ApproveFunc carries out an approved approval inside the decision's
+// transaction, so the decision and its effect commit together; it returns
+// the result to record (JSON).
+type ApproveFunc func(ctx context.Context, tx *Tx, a *Approval) (result string, err error)
+
+// DecideApproval records a decision (approved or denied) once. Deciding an
+// expired or already decided approval is a conflict; another project's
+// approval is not found. On approval, run (when not nil) executes in the
+// same transaction.
+func (db *DB) DecideApproval(ctx context.Context, orgID, projectID, id, decision, userID, comment string, run ApproveFunc) (*Approval, error) {
+	var out *Approval
+	err := db.Write(ctx, func(tx *Tx) error {
+		a, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ? AND org_id = ? AND project_id = ?`,
+			id, orgID, projectID))
+		if err != nil {
+			return err
+		}
+		a.expire(tx.Now)
+		if a.Status != ApprovalPending {
+			return &Error{Code: EConflict, Message: "approval is already " + a.Status, Reason: "approval_" + a.Status}
+		}
+		a.Status, a.DecidedBy, a.Comment, a.UpdatedAt = decision, userID, comment, tx.Now
+		now := tx.Now
+		a.DecidedAt = &now
+		if decision == ApprovalApproved && run != nil {
+			if a.Result, err = run(ctx, tx, a); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, comment = ?, result = ?,
+			updated_at = ? WHERE id = ? AND status = 'pending'`, a.Status, nullStr(userID), TS(now), comment, orJSON(a.Result, "{}"),
+			TS(now), a.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return &Error{Code: EConflict, Message: "approval was decided meanwhile", Reason: "approval_decided"}
+		}
+		out = a
+		return nil
+	})
+	return out, err
+}
+
+// ExpireApprovals marks pending approvals past their expiry as expired.
+func (db *DB) ExpireApprovals(ctx context.Context) (int, error) {
+	var n int64
+	err := db.Write(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'expired', updated_at = ? WHERE status = 'pending' AND expires_at <= ?`,
+			TS(tx.Now), TS(tx.Now))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
+}

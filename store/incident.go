@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Incident statuses follow PagerDuty's event names.
+const (
+	IncidentTriggered    = "triggered"
+	IncidentAcknowledged = "acknowledged"
+	IncidentResolved     = "resolved"
+)
+
+// Incident is a set of correlated alerts that costs one investigation.
+type Incident struct {
+	ID             string
+	OrgID          string
+	ProjectID      string
+	TaskID         string
+	Provider       string
+	Title          string
+	Severity       string
+	Status         string
+	AlertCount     int
+	EventCount     int
+	SessionID      string
+	OpenedAt       time.Time
+	LastAlertAt    time.Time
+	AcknowledgedAt *time.Time
+	AcknowledgedBy string
+	ResolvedAt     *time.Time
+	ResolvedBy     string
+	Summary        string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// TimelineEntry is one line of an incident's history.
+type TimelineEntry struct {
+	ID    string
+	At    time.Time
+	Kind  string // alert, session, approval, note, status
+	Actor string
+	Text  string
+	Data  string // JSON
+}
+
+const incidentCols = `id, org_id, project_id, task_id, provider, title, severity, status, alert_count, event_count, session_id,
+	opened_at, last_alert_at, acknowledged_at, acknowledged_by, resolved_at, resolved_by, summary, created_at, updated_at`
+
+func scanIncident(row interface{ Scan(...any) error }) (*Incident, error) {
+	var i Incident
+	var task, session, ackAt, ackBy, resAt, resBy sql.NullString
+	var opened, last, created, updated string
+	err := row.Scan(&i.ID, &i.OrgID, &i.ProjectID, &task, &i.Provider, &i.Title, &i.Severity, &i.Status, &i.AlertCount,
+		&i.EventCount, &session, &opened, &last, &ackAt, &ackBy, &resAt, &resBy, &i.Summary, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("incident")
+	}
+	if err != nil {
+		return nil, err
+	}
+	i.TaskID, i.SessionID, i.AcknowledgedBy, i.ResolvedBy = task.String, session.String, ackBy.String, resBy.String
+	i.AcknowledgedAt, i.ResolvedAt = scanNullTS(ackAt), scanNullTS(resAt)
+	i.OpenedAt, i.LastAlertAt, i.CreatedAt, i.UpdatedAt = ParseTS(opened), ParseTS(last), ParseTS(created), ParseTS(updated)
+	return &i, nil
+}
+
+// FindIncident returns an incident of a project with its timeline.
+func (db *DB) FindIncident(ctx context.Context, orgID, projectID, id string) (*Incident, []TimelineEntry, error) {
+	inc, err := scanIncident(db.r.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE id = ? AND org_id = ? AND project_id = ?`,
+		id, orgID, projectID))
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT id, at, kind, actor, text, data FROM incident_timeline WHERE incident_id = ?
+		ORDER BY at, id LIMIT 1000`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	tl := []TimelineEntry{}
+	for rows.Next() {
+		var e TimelineEntry
+		var at string
+		var actor sql.NullString
+		if err := rows.Scan(&e.ID, &at, &e.Kind, &actor, &e.Text, &e.Data); err != nil {
+			return nil, nil, err
+		}
+		e.At, e.Actor = ParseTS(at), actor.String
+		tl = append(tl, e)
+	}
+	return inc, tl, rows.Err()
+}
+
+// IncidentFilter selects incidents of a project.
+type IncidentFilter struct {
+	OrgID, ProjectID string
+	Status           string
+	Limit, Offset    int
+}
+
+// FindIncidents lists incidents, open ones first, then by latest alert.
+func (db *DB) FindIncidents(ctx context.Context, f IncidentFilter) ([]Incident, int, error) {
+	where := []string{"org_id = ?", "project_id = ?"}
+	args := []any{f.OrgID, f.ProjectID}
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	w := strings.Join(where, " AND ")
+	var total int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incidents WHERE `+w, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE `+w+`
+		ORDER BY (status != 'resolved') DESC, last_alert_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []Incident{}
+	for rows.Next() {
+		i, err := scanIncident(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *i)
+	}
+	return out, total, rows.Err()
+}
+
+// AddTimelineTx appends an entry to an incident's timeline.
+func AddTimelineTx(ctx context.Context, tx *Tx, incidentID, kind, actor, text, data string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data) VALUES (?,?,?,?,?,?,?)`,
+		NewID(), incidentID, TS(tx.Now), kind, nullStr(actor), text, orJSON(data, "{}"))
+	return err
+}
+
+// TransitionIncident acknowledges or resolves an incident (to is
+// acknowledged or resolved) and records who did it. Acknowledging a
+// resolved incident, or resolving twice, is a conflict.
+func (db *DB) TransitionIncident(ctx context.Context, orgID, projectID, id, to, userID, summary string) (*Incident, error) {
+	var out *Incident
+	err := db.Write(ctx, func(tx *Tx) error {
+		inc, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE id = ? AND org_id = ? AND project_id = ?`,
+			id, orgID, projectID))
+		if err != nil {
+			return err
+		}
+		if err := transitionIncidentTx(ctx, tx, inc, to, userID, summary); err != nil {
+			return err
+		}
+		out = inc
+		return nil
+	})
+	return out, err
+}
+
+func transitionIncidentTx(ctx context.Context, tx *Tx, inc *Incident, to, actor, summary string) error {
+	if inc.Status == IncidentResolved || inc.Status == to {
+		return &Error{Code: EConflict, Message: "incident is already " + inc.Status, Reason: "incident_" + inc.Status}
+	}
+	now := tx.Now
+	inc.Status, inc.UpdatedAt = to, now
+	switch to {
+	case IncidentAcknowledged:
+		inc.AcknowledgedAt, inc.AcknowledgedBy = &now, actor
+	case IncidentResolved:
+		inc.ResolvedAt, inc.ResolvedBy = &now, actor
+		if summary != "" {
+			inc.Summary = summary
+		}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE incidents SET status = ?, acknowledged_at = ?, acknowledged_by = ?, resolved_at = ?,
+		resolved_by = ?, summary = ?, updated_at = ? WHERE id = ?`, inc.Status, nullTS(inc.AcknowledgedAt), nullStr(inc.AcknowledgedBy),
+		nullTS(inc.ResolvedAt), nullStr(inc.ResolvedBy), inc.Summary, TS(now), inc.ID)
+	if err != nil {
+		return err
+	}
+	if to == IncidentResolved {
+		// Closed incidents no longer attract alerts: a new storm opens a new one.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_keys WHERE incident_id = ?`, inc.ID); err != nil {
+			return err
+		}
+	}
+	return AddTimelineTx(ctx, tx, inc.ID, "status", actor, to, "")
+}
+
+// AnnotateIncident adds a note to an incident's timeline.
+func (db *DB) AnnotateIncident(ctx context.Context, orgID, projectID, id, userID, text string) (*TimelineEntry, error) {
+	var e *TimelineEntry
+	err := db.Write(ctx, func(tx *Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM incidents WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return NotFound("incident")
+		}
+		if err != nil {
+			return err
+		}
+		e = &TimelineEntry{ID: NewID(), At: tx.Now, Kind: "note", Actor: userID, Text: text, Data: "{}"}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data) VALUES (?,?,?,?,?,?,?)`,
+			e.ID, id, TS(e.At), e.Kind, nullStr(userID), text, "{}"); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE incidents SET updated_at = ? WHERE id = ?`, TS(tx.Now), id)
+		return err
+	})
+	return e, err
+}

@@ -1,0 +1,327 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// DispatchTarget is one thing a webhook event should start: a run of
+// TargetTaskID, or an approval first when RequiresApproval.
+type DispatchTarget struct {
+	RuleID           string // "" for the webhook's own task when it has no rules
+	RuleName         string
+	TargetTaskID     string
+	RequiresApproval bool
+	ApprovalTTL      time.Duration
+	Input            string // the alert, as the agent receives it
+}
+
+// Correlation joins an event to an open incident of the project that
+// shares one of Keys (group keys, fingerprints) and saw an alert within
+// Window, instead of starting new work.
+type Correlation struct {
+	Keys       []string
+	Window     time.Duration
+	Title      string
+	Severity   string
+	AlertCount int
+	Firing     bool   // the event carries firing alerts (may open an incident)
+	Transition string // acknowledged or resolved when the provider says so
+	Alerts     string // JSON for the timeline
+}
+
+// DispatchPlan is what the server decided for one received event; the
+// store applies it atomically.
+type DispatchPlan struct {
+	Event       *WebhookEvent
+	Targets     []DispatchTarget
+	NoMatch     bool
+	Correlation *Correlation
+	DropBody    bool // metadata-only webhooks drop the body once dispatched
+	Error       string
+}
+
+// DispatchItem is one entry of an event's "what it dispatched" list.
+type DispatchItem struct {
+	Kind   string `json:"kind"` // run, approval, incident
+	ID     string `json:"id"`
+	TaskID string `json:"task_id,omitempty"`
+	RuleID string `json:"rule_id,omitempty"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// DispatchOutcome reports what applying a plan did.
+type DispatchOutcome struct {
+	EventID  string
+	Status   string
+	Items    []DispatchItem
+	Resolved *Incident // an incident the provider resolved, for archiving
+	Skipped  bool      // the event was already dispatched (another replay of the queue)
+}
+
+// ApplyDispatch applies plans in one transaction. Each event moves from
+// received to its final status exactly once (guarded by its status), and
+// each run it records carries a UNIQUE run key, so a crash between commit
+// and anything later never dispatches an event twice.
+func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]DispatchOutcome, error) {
+	var out []DispatchOutcome
+	err := db.Write(ctx, func(tx *Tx) error {
+		out = out[:0]
+		for i := range plans {
+			o, err := applyDispatchTx(ctx, tx, &plans[i])
+			if err != nil {
+				return err
+			}
+			out = append(out, o)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func applyDispatchTx(ctx context.Context, tx *Tx, p *DispatchPlan) (DispatchOutcome, error) {
+	e := p.Event
+	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}}
+	var status string
+	if err := tx.QueryRowContext(ctx, `SELECT status FROM webhook_events WHERE id = ?`, e.ID).Scan(&status); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			o.Skipped = true
+			return o, nil
+		}
+		return o, err
+	}
+	if status != EventReceived {
+		o.Skipped = true
+		return o, nil
+	}
+	o.Status = EventDispatched
+	var inc *Incident
+	if c := p.Correlation; c != nil && p.Error == "" {
+		var joined bool
+		var err error
+		inc, joined, err = correlateTx(ctx, tx, e, c)
+		if err != nil {
+			return o, err
+		}
+		if inc != nil {
+			o.Items = append(o.Items, DispatchItem{Kind: "incident", ID: inc.ID, Status: inc.Status})
+			if inc.Status == IncidentResolved {
+				o.Resolved = inc
+			}
+		}
+		if joined {
+			o.Status = EventCorrelated
+			p.Targets = nil
+		}
+	}
+	switch {
+	case p.Error != "":
+		o.Status = EventFailed
+	case p.NoMatch && o.Status != EventCorrelated:
+		o.Status = EventNoMatch
+	}
+	approvals := 0
+	for _, t := range p.Targets {
+		it, err := dispatchTargetTx(ctx, tx, e, t, inc)
+		if err != nil {
+			return o, err
+		}
+		if it.Kind == "approval" {
+			approvals++
+		}
+		o.Items = append(o.Items, it)
+	}
+	if approvals > 0 && approvals == len(p.Targets) {
+		o.Status = EventApprovalPending
+	}
+	items, _ := json.Marshal(o.Items)
+	q := `UPDATE webhook_events SET status = ?, dispatch = ?, error = ?, dispatched_at = ?`
+	if p.DropBody {
+		q += `, body = NULL`
+	}
+	_, err := tx.ExecContext(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, TS(tx.Now), e.ID)
+	return o, err
+}
+
+// dispatchTargetTx records a run (or opens an approval) for one target.
+func dispatchTargetTx(ctx context.Context, tx *Tx, e *WebhookEvent, t DispatchTarget, inc *Incident) (DispatchItem, error) {
+	it := DispatchItem{TaskID: t.TargetTaskID, RuleID: t.RuleID}
+	task, err := findTask(ctx, tx, e.OrgID, e.ProjectID, t.TargetTaskID)
+	if IsNotFound(err) {
+		it.Kind, it.Status, it.Reason = "run", "skipped", "target task no longer exists"
+		return it, nil
+	}
+	if err != nil {
+		return it, err
+	}
+	if t.RequiresApproval {
+		subject, _ := json.Marshal(map[string]any{"event_id": e.ID, "webhook_task_id": e.TaskID, "rule_id": t.RuleID,
+			"target_task_id": t.TargetTaskID, "target_task_name": task.Name, "input": t.Input})
+		a := &Approval{OrgID: e.OrgID, ProjectID: e.ProjectID, Kind: ApprovalWebhookEvent, Subject: string(subject),
+			Title: "Run " + task.Name + " for a " + e.Provider + " event", Reason: "routing rule " + quoteName(t.RuleName) + " requires approval",
+			RuleID: t.RuleID, EventID: e.ID, ExpiresAt: tx.Now.Add(t.ApprovalTTL)}
+		if err := CreateApprovalTx(ctx, tx, a); err != nil {
+			return it, err
+		}
+		it.Kind, it.ID, it.Status = "approval", a.ID, ApprovalPending
+		if inc != nil {
+			err = AddTimelineTx(ctx, tx, inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
+		}
+		return it, err
+	}
+	s, err := RecordWebhookRunTx(ctx, tx, task, "webhook:"+e.ID+":"+orDefault(t.RuleID, "task")+":"+task.ID, t.Input, "")
+	if err != nil {
+		return it, err
+	}
+	it.Kind, it.ID, it.Status, it.Reason = "run", s.ID, s.Status, s.Reason
+	if inc != nil {
+		if inc.SessionID == "" {
+			inc.SessionID = s.ID
+			if _, err := tx.ExecContext(ctx, `UPDATE incidents SET session_id = ? WHERE id = ?`, s.ID, inc.ID); err != nil {
+				return it, err
+			}
+		}
+		err = AddTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
+	}
+	return it, err
+}
+
+func quoteName(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// RecordWebhookRunTx records a run of task started by a webhook event, with
+// input (the alert) after the task's prompt as the session's first prompt.
+// key is the run's exactly-once key. A disabled task records nothing and
+// answers a skipped session-less result; an active run under
+// overlap_policy skip records a cancelled session, as scheduled fires do.
+func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID string) (*AgentSession, error) {
+	if s, err := findRunByKey(ctx, tx, t.OrgID, key); err == nil {
+		return s, nil
+	} else if !IsNotFound(err) {
+		return nil, err
+	}
+	status, reason := SessionPending, ""
+	if !t.Enabled {
+		status, reason = SessionCancelled, "skipped: the task is disabled"
+	} else if t.OverlapPolicy == "skip" {
+		active, err := taskHasActiveRun(ctx, tx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if active {
+			status, reason = SessionCancelled, "skipped: the previous run was still in progress (overlap_policy skip)"
+		}
+	}
+	s, err := recordRunTx(ctx, tx, t, key, TriggerWebhook, status, reason, userID, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if input != "" {
+		s.FirstPrompt = t.Prompt + "\n\n" + input
+		if _, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET first_prompt = ? WHERE id = ?`, s.FirstPrompt, s.ID); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ApproveWebhookEventTx carries out an approved webhook_event approval:
+// the event is dispatched to the approved target, exactly once per approval.
+func ApproveWebhookEventTx(ctx context.Context, tx *Tx, a *Approval, targetTaskID, input string) (*AgentSession, error) {
+	task, err := findTask(ctx, tx, a.OrgID, a.ProjectID, targetTaskID)
+	if err != nil {
+		return nil, &Error{Code: EConflict, Message: "the task this approval would run no longer exists", Reason: "target_task_gone"}
+	}
+	s, err := RecordWebhookRunTx(ctx, tx, task, "approval:"+a.ID, input, a.DecidedBy)
+	if err != nil {
+		return nil, err
+	}
+	if a.EventID != "" {
+		var raw string
+		err := tx.QueryRowContext(ctx, `SELECT dispatch FROM webhook_events WHERE id = ? AND org_id = ?`, a.EventID, a.OrgID).Scan(&raw)
+		if err == nil {
+			var items []DispatchItem
+			_ = json.Unmarshal([]byte(raw), &items)
+			items = append(items, DispatchItem{Kind: "run", ID: s.ID, TaskID: task.ID, RuleID: a.RuleID, Status: s.Status, Reason: "approved"})
+			b, _ := json.Marshal(items)
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET dispatch = ?, status = CASE WHEN status = ? THEN ? ELSE status END
+				WHERE id = ?`, string(b), EventApprovalPending, EventDispatched, a.EventID); err != nil {
+				return nil, err
+			}
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// correlateTx finds an open incident sharing a key within the window and
+// adds the event to it (joined true), or opens a new incident for firing
+// alerts (joined false). A provider transition (acknowledged, resolved)
+// moves the incident it lands on.
+func correlateTx(ctx context.Context, tx *Tx, e *WebhookEvent, c *Correlation) (*Incident, bool, error) {
+	var inc *Incident
+	since := TS(tx.Now.Add(-c.Window))
+	for _, k := range c.Keys {
+		i, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+prefixed("i.", incidentCols)+` FROM incident_keys k
+			JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'
+			AND i.last_alert_at >= ? ORDER BY i.last_alert_at DESC LIMIT 1`, e.ProjectID, k, since))
+		if err == nil {
+			inc = i
+			break
+		}
+		if !IsNotFound(err) {
+			return nil, false, err
+		}
+	}
+	joined := inc != nil
+	if inc == nil {
+		if !c.Firing || c.Transition == IncidentResolved {
+			return nil, false, nil
+		}
+		inc = &Incident{ID: NewID(), OrgID: e.OrgID, ProjectID: e.ProjectID, TaskID: e.TaskID, Provider: e.Provider,
+			Title: c.Title, Severity: c.Severity, Status: IncidentTriggered, OpenedAt: tx.Now, LastAlertAt: tx.Now,
+			CreatedAt: tx.Now, UpdatedAt: tx.Now}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incidents (`+incidentCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			inc.ID, inc.OrgID, inc.ProjectID, nullStr(inc.TaskID), inc.Provider, inc.Title, inc.Severity, inc.Status, 0, 0, nil,
+			TS(inc.OpenedAt), TS(inc.LastAlertAt), nil, nil, nil, nil, "", TS(inc.CreatedAt), TS(inc.UpdatedAt)); err != nil {
+			return nil, false, err
+		}
+	}
+	inc.AlertCount += c.AlertCount
+	inc.EventCount++
+	inc.LastAlertAt = tx.Now
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET alert_count = alert_count + ?, event_count = event_count + 1,
+		last_alert_at = ?, updated_at = ? WHERE id = ?`, c.AlertCount, TS(tx.Now), TS(tx.Now), inc.ID); err != nil {
+		return nil, false, err
+	}
+	for _, k := range c.Keys {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`,
+			e.ProjectID, k, inc.ID); err != nil {
+			return nil, false, err
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"event_id": e.ID, "event_type": e.Type, "alerts": json.RawMessage(orJSON(c.Alerts, "[]"))})
+	if err := AddTimelineTx(ctx, tx, inc.ID, "alert", "", c.Title, string(data)); err != nil {
+		return nil, false, err
+	}
+	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {
+		if err := transitionIncidentTx(ctx, tx, inc, c.Transition, "", ""); err != nil {
+			return nil, false, err
+		}
+	}
+	return inc, joined, nil
+}

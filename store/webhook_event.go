@@ -1,0 +1,303 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Webhook event statuses.
+const (
+	EventReceived        = "received" // durably stored and acknowledged; dispatch pending
+	EventDispatched      = "dispatched"
+	EventNoMatch         = "no_match"         // rules exist and none matched
+	EventApprovalPending = "approval_pending" // a requires_approval rule opened an approval
+	EventCorrelated      = "correlated"       // joined an open incident; no new run
+	EventFailed          = "failed"
+)
+
+// WebhookEvent is one stored delivery. Headers, Alerts and Dispatch are JSON
+// text the server encodes; Body is the redacted payload (nil when the
+// webhook keeps metadata only and the event was dispatched).
+type WebhookEvent struct {
+	ID           string
+	OrgID        string
+	ProjectID    string
+	TaskID       string
+	ReceivedAt   time.Time
+	Provider     string
+	Type         string
+	IdemKey      string
+	BodyHash     string
+	Verification string
+	Headers      string
+	Body         []byte
+	BodySize     int
+	Raw          bool
+	Alerts       string
+	Status       string
+	Dispatch     string
+	Error        string
+	ReplayOf     string
+	Test         bool
+	DispatchedAt *time.Time
+}
+
+const webhookEventCols = `id, org_id, project_id, task_id, received_at, provider, event_type, idem_key, body_hash,
+	verification, headers, body, body_size, raw, alerts, status, dispatch, error, replay_of, test, dispatched_at`
+
+func scanWebhookEvent(row interface{ Scan(...any) error }) (*WebhookEvent, error) {
+	var e WebhookEvent
+	var received string
+	var idem, replay, dispatched sql.NullString
+	err := row.Scan(&e.ID, &e.OrgID, &e.ProjectID, &e.TaskID, &received, &e.Provider, &e.Type, &idem, &e.BodyHash,
+		&e.Verification, &e.Headers, &e.Body, &e.BodySize, &e.Raw, &e.Alerts, &e.Status, &e.Dispatch, &e.Error, &replay,
+		&e.Test, &dispatched)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("webhook event")
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.ReceivedAt, e.IdemKey, e.ReplayOf, e.DispatchedAt = ParseTS(received), idem.String, replay.String, scanNullTS(dispatched)
+	return &e, nil
+}
+
+// IngestItem is one verified delivery waiting for the group commit.
+type IngestItem struct {
+	Event *WebhookEvent
+	// DedupeWindow: an event with the same body hash stored this recently
+	// makes this one a duplicate (0 = no dedupe; replays and tests skip it).
+	DedupeWindow time.Duration
+}
+
+// IngestResult says what happened to one IngestItem.
+type IngestResult struct {
+	ID        string // the stored event, or the earlier one this duplicates
+	Duplicate string // "" when stored; idempotency_key or dedupe when not
+	Err       error  // NotFound when the webhook or task was disabled or deleted meanwhile
+}
+
+// InsertWebhookEvents stores a batch of deliveries in ONE transaction (the
+// group commit of the ingest writer), so one synced commit acknowledges
+// them all. Idempotency keys and the dedupe window are checked against the
+// database and against earlier items of the same batch, which is what makes
+// a hundred simultaneous copies of one delivery store exactly one event.
+// A per-item problem is reported in its result; only a database failure
+// fails the call (and then nothing was stored).
+func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
+	out := make([]IngestResult, len(items))
+	err := db.Write(ctx, func(tx *Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO webhook_events (`+webhookEventCols+`)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		live := map[string]bool{}
+		byKey := map[string]string{}
+		byHash := map[string]string{}
+		for i, it := range items {
+			e := it.Event
+			out[i] = IngestResult{}
+			ok, seen := live[e.TaskID]
+			if !seen {
+				var one int
+				err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhooks w JOIN tasks t ON t.id = w.task_id
+					WHERE w.task_id = ? AND w.enabled = 1 AND t.enabled = 1`, e.TaskID).Scan(&one)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				ok = err == nil
+				live[e.TaskID] = ok
+			}
+			if !ok {
+				out[i].Err = NotFound("webhook")
+				continue
+			}
+			if e.IdemKey != "" {
+				k := e.TaskID + "\x00" + e.IdemKey
+				if id, hit := byKey[k]; hit {
+					out[i] = IngestResult{ID: id, Duplicate: "idempotency_key"}
+					continue
+				}
+				var id string
+				err := tx.QueryRowContext(ctx, `SELECT id FROM webhook_events WHERE task_id = ? AND idem_key = ?`, e.TaskID, e.IdemKey).Scan(&id)
+				if err == nil {
+					byKey[k] = id
+					out[i] = IngestResult{ID: id, Duplicate: "idempotency_key"}
+					continue
+				} else if !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+			}
+			if it.DedupeWindow > 0 {
+				h := e.TaskID + "\x00" + e.BodyHash
+				if id, hit := byHash[h]; hit {
+					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
+					continue
+				}
+				var id string
+				err := tx.QueryRowContext(ctx, `SELECT id FROM webhook_events WHERE task_id = ? AND body_hash = ? AND received_at >= ?
+					AND test = 0 AND replay_of IS NULL ORDER BY received_at DESC LIMIT 1`,
+					e.TaskID, e.BodyHash, TS(tx.Now.Add(-it.DedupeWindow))).Scan(&id)
+				if err == nil {
+					byHash[h] = id
+					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
+					continue
+				} else if !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+			}
+			if e.ID == "" {
+				e.ID = NewID()
+			}
+			e.ReceivedAt = tx.Now
+			if e.Status == "" {
+				e.Status = EventReceived
+			}
+			if _, err := ins.ExecContext(ctx, e.ID, e.OrgID, e.ProjectID, e.TaskID, TS(e.ReceivedAt), e.Provider, e.Type,
+				nullStr(e.IdemKey), e.BodyHash, e.Verification, orJSON(e.Headers, "{}"), e.Body, e.BodySize, e.Raw,
+				orJSON(e.Alerts, "[]"), e.Status, orJSON(e.Dispatch, "[]"), e.Error, nullStr(e.ReplayOf), e.Test,
+				nullTS(e.DispatchedAt)); err != nil {
+				return err
+			}
+			out[i].ID = e.ID
+			if e.IdemKey != "" {
+				byKey[e.TaskID+"\x00"+e.IdemKey] = e.ID
+			}
+			if it.DedupeWindow > 0 {
+				byHash[e.TaskID+"\x00"+e.BodyHash] = e.ID
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func orJSON(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// FindWebhookEvent returns one event of a task inside a project.
+func (db *DB) FindWebhookEvent(ctx context.Context, orgID, projectID, taskID, id string) (*WebhookEvent, error) {
+	return scanWebhookEvent(db.r.QueryRowContext(ctx, `SELECT `+webhookEventCols+` FROM webhook_events
+		WHERE id = ? AND task_id = ? AND org_id = ? AND project_id = ?`, id, taskID, orgID, projectID))
+}
+
+// FindWebhookEventsByID returns the events among ids that belong to the
+// task in the project, in the order asked; foreign and unknown ids are
+// simply absent.
+func (db *DB) FindWebhookEventsByID(ctx context.Context, orgID, projectID, taskID string, ids []string) ([]WebhookEvent, error) {
+	var out []WebhookEvent
+	for _, id := range ids {
+		e, err := db.FindWebhookEvent(ctx, orgID, projectID, taskID, id)
+		if IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, nil
+}
+
+// WebhookEventFilter selects events of one task.
+type WebhookEventFilter struct {
+	OrgID, ProjectID, TaskID string
+	Status                   string
+	Type                     string
+	Limit, Offset            int
+}
+
+// FindWebhookEvents lists events newest first, without bodies, and the total.
+func (db *DB) FindWebhookEvents(ctx context.Context, f WebhookEventFilter) ([]WebhookEvent, int, error) {
+	where := []string{"org_id = ?", "project_id = ?", "task_id = ?"}
+	args := []any{f.OrgID, f.ProjectID, f.TaskID}
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	if f.Type != "" {
+		where = append(where, "event_type = ?")
+		args = append(args, f.Type)
+	}
+	w := strings.Join(where, " AND ")
+	var total int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM webhook_events WHERE `+w, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	cols := strings.Replace(webhookEventCols, "body,", "NULL,", 1)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+cols+` FROM webhook_events WHERE `+w+`
+		ORDER BY received_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []WebhookEvent
+	for rows.Next() {
+		e, err := scanWebhookEvent(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *e)
+	}
+	return out, total, rows.Err()
+}
+
+// PendingWebhookEvents returns acknowledged events not yet dispatched,
+// oldest first (the dispatcher's queue, which survives a restart).
+func (db *DB) PendingWebhookEvents(ctx context.Context, limit int) ([]WebhookEvent, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+webhookEventCols+` FROM webhook_events WHERE status = ?
+		ORDER BY received_at, id LIMIT ?`, EventReceived, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []WebhookEvent
+	for rows.Next() {
+		e, err := scanWebhookEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, rows.Err()
+}
+
+// PurgeWebhookEvents deletes a task's events received before before (all
+// when before is zero), except ones still waiting for dispatch.
+func (db *DB) PurgeWebhookEvents(ctx context.Context, orgID, projectID, taskID string, before time.Time) (int, error) {
+	var n int64
+	err := db.Write(ctx, func(tx *Tx) error {
+		q := `DELETE FROM webhook_events WHERE org_id = ? AND project_id = ? AND task_id = ? AND status != 'received'`
+		args := []any{orgID, projectID, taskID}
+		if !before.IsZero() {
+			q += ` AND received_at < ?`
+			args = append(args, TS(before))
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
+}
+
+// LastWebhookEvent returns the newest event of a task (badge), or NotFound.
+func (db *DB) LastWebhookEvent(ctx context.Context, taskID string) (*WebhookEvent, error) {
+	cols := strings.Replace(webhookEventCols, "body,", "NULL,", 1)
+	return scanWebhookEvent(db.r.QueryRowContext(ctx, `SELECT `+cols+` FROM webhook_events WHERE task_id = ? AND test = 0
+		ORDER BY received_at DESC, id DESC LIMIT 1`, taskID))
+}

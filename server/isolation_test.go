@@ -251,6 +251,9 @@ var isolationProbes = map[string]probe{
 	"POST /api/approvals/{approval_id}/approve": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve", map[string]any{})
 	},
+	"POST /api/approvals/{approval_id}/approve-and-remember": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve-and-remember", map[string]any{})
+	},
 	"POST /api/approvals/{approval_id}/deny": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/deny", map[string]any{"comment": "no"})
 	},

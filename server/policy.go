@@ -33,6 +33,7 @@ func (s *Server) installPolicy() {
 	s.agent.gate = func(_ context.Context, run AgentRunInfo) agent.Gate { return s.gateFor(run) }
 	s.agent.budget = s.budgetFor
 	s.agent.obligations = s.obligationsFor
+	s.installToolApprovals()
 }
 
 // policyTools builds the operations tools of one run, bound to its project.

@@ -33,6 +33,7 @@ func (s *Server) routeTable() []*Route {
 		s.approvalRoutes(),
 		s.incidentRoutes(),
 		s.ruleRoutes(),
+		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),
 	} {

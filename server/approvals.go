@@ -143,6 +143,7 @@ func (s *Server) decide(c *Ctx, decision string) error {
 		s.tasks.Wake()
 	}
 	c.Audit("approval."+decision, "success", "approval", id, map[string]any{"kind": a.Kind})
+	s.toolCallDecided(c.Context(), a)
 	return c.JSON(200, approvalOut(a))
 }
 

@@ -33,8 +33,10 @@ type Config struct {
 	TrustProxy      bool
 	// DisablePasswordReset turns off self-service reset (forgot-password answers 403).
 	DisablePasswordReset bool
-	MaxBodyBytes         int64
-	ShutdownTimeout      time.Duration
+	// AllowLocalCommands lets the agent's run_command run on the server host itself (off by default).
+	AllowLocalCommands bool
+	MaxBodyBytes       int64
+	ShutdownTimeout    time.Duration
 }
 
 // EnvName is the OPSAGENT_ twin of a flag: --data-dir is OPSAGENT_DATA_DIR.
@@ -63,6 +65,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.TrustProxy, "trust-proxy", false, "behind one reverse proxy: the last X-Forwarded-For hop (the one it appends) is the client address")
 	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", false, "turn off self-service password reset")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "default request body limit in bytes")
+	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })

@@ -13,7 +13,10 @@ import (
 // ids are the identifiers a probe plugs in: the other tenant's real ones, or
 // fresh random ones. A leak is any answer to the first that differs from the
 // answer to the second (or a success on a route addressed by id).
-type ids struct{ org, project, user, invitation, key, session, task, mfa, memory, agentSession string }
+type ids struct {
+	org, project, user, invitation, key, session, task, mfa, memory, agentSession string
+	rule, orgRule, integration                                                    string
+}
 
 // own are the caller's ids, for probes that put a foreign id in the body or
 // query of an otherwise legitimate request.
@@ -171,6 +174,44 @@ var isolationProbes = map[string]probe{
 	"PUT /api/organizations/{org_id}/llm-key": func(o own, x ids) []probeReq {
 		return one("PUT", "/api/organizations/"+x.org+"/llm-key", map[string]any{"provider": "openai", "api_key": "sk-pwned-123456"})
 	},
+	"GET /api/rules": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/rules", nil) },
+	"POST /api/rules": func(o own, x ids) []probeReq {
+		return inProject(x, "POST", "/api/rules", map[string]any{"kind": "must_always", "description": "mole"})
+	},
+	"POST /api/rules/evaluate": func(o own, x ids) []probeReq {
+		return inProject(x, "POST", "/api/rules/evaluate", map[string]any{"tool": "run_command", "arguments": map[string]any{"command": "rm -rf /srv"}})
+	},
+	"GET /api/rules/{rule_id}": func(o own, x ids) []probeReq { return bothProjects(o, x, "GET", "/api/rules/"+x.rule, nil) },
+	"PATCH /api/rules/{rule_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "PATCH", "/api/rules/"+x.rule, map[string]any{"enabled": false})
+	},
+	"DELETE /api/rules/{rule_id}":  func(o own, x ids) []probeReq { return bothProjects(o, x, "DELETE", "/api/rules/"+x.rule, nil) },
+	"GET /api/org-rules/{rule_id}": func(o own, x ids) []probeReq { return one("GET", "/api/org-rules/"+x.orgRule, nil) },
+	"PATCH /api/org-rules/{rule_id}": func(o own, x ids) []probeReq {
+		return one("PATCH", "/api/org-rules/"+x.orgRule, map[string]any{"enabled": false})
+	},
+	"DELETE /api/org-rules/{rule_id}": func(o own, x ids) []probeReq { return one("DELETE", "/api/org-rules/"+x.orgRule, nil) },
+	"GET /api/budget":                 func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/budget", nil) },
+	"PUT /api/budget": func(o own, x ids) []probeReq {
+		return inProject(x, "PUT", "/api/budget", map[string]any{"daily_cost_usd": 0})
+	},
+	"GET /api/integrations": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/integrations", nil) },
+	"POST /api/integrations": func(o own, x ids) []probeReq {
+		return inProject(x, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "mole", "base_url": "http://10.0.0.1:9090"})
+	},
+	"GET /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/integrations/"+x.integration, nil)
+	},
+	"PATCH /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "PATCH", "/api/integrations/"+x.integration, map[string]any{"base_url": "http://10.6.6.6"})
+	},
+	"DELETE /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "DELETE", "/api/integrations/"+x.integration, nil)
+	},
+	"GET /api/http-allowlist": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/http-allowlist", nil) },
+	"PUT /api/http-allowlist": func(o own, x ids) []probeReq {
+		return inProject(x, "PUT", "/api/http-allowlist", map[string]any{"entries": []string{"10.0.0.0/8"}})
+	},
 	// Webhooks: the receiver has no tenant (the task id is the address and a
 	// task without an enabled webhook is 404 to everyone); management routes
 	// are addressed by task like the task routes.
@@ -209,6 +250,9 @@ var isolationProbes = map[string]probe{
 	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/approvals/"+x.session, nil) },
 	"POST /api/approvals/{approval_id}/approve": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve", map[string]any{})
+	},
+	"POST /api/approvals/{approval_id}/approve-and-remember": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve-and-remember", map[string]any{})
 	},
 	"POST /api/approvals/{approval_id}/deny": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/deny", map[string]any{"comment": "no"})
@@ -316,14 +360,19 @@ func TestIsolationSweep(t *testing.T) {
 	if !store.ValidID(bAgentSession) {
 		t.Fatalf("chat did not name its session: %q", bAgentSession)
 	}
+	bRule := bOwner.must(201, "POST", "/api/rules", map[string]any{"kind": "must_never", "description": "no rm", "tool": "run_command", "match_type": "glob", "pattern": "rm *"}).JSON()["id"].(string)
+	bIntegration := bOwner.must(201, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "main", "base_url": "http://10.0.0.5:9090"}).JSON()["id"].(string)
 	bOwner.Project = ""
+	bOrgRule := bOwner.must(201, "POST", "/api/org-rules", map[string]any{"kind": "must_always", "description": "link the runbook"}).JSON()["id"].(string)
 	bMember := b.byRole["member"]
 	enrolTOTP(t, env, bMember)
 	bMFA := bMember.must(200, "GET", "/api/auth/mfa/methods", nil).List()[0]["id"].(string)
-	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory, agentSession: bAgentSession}
+	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory,
+		agentSession: bAgentSession, rule: bRule, orgRule: bOrgRule, integration: bIntegration}
 	random := func() ids {
 		return ids{org: store.NewID(), project: store.NewID(), user: store.NewID(), invitation: store.NewID(), key: store.NewID(),
-			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID(), agentSession: store.NewID()}
+			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID(), agentSession: store.NewID(),
+			rule: store.NewID(), orgRule: store.NewID(), integration: store.NewID()}
 	}
 
 	callers := map[string]*client{}
@@ -409,7 +458,7 @@ func TestIsolationSweep(t *testing.T) {
 
 // idList lists every id of x.
 func idList(x ids) []string {
-	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory, x.agentSession}
+	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory, x.agentSession, x.rule, x.orgRule, x.integration}
 }
 
 // maskIDs replaces the probe's ids in a body with a placeholder.

@@ -36,6 +36,10 @@ func (s *Server) routeTable() []*Route {
 		s.chatRoutes(),
 		s.usageRoutes(),
 		s.dashboardRoutes(),
+		s.ruleRoutes(),
+		s.approvalRememberRoutes(),
+		s.budgetRoutes(),
+		s.integrationRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

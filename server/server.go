@@ -55,6 +55,8 @@ type Server struct {
 	agent agentHooks
 	// runner runs agent turns (chat, resume, task runs) and streams them.
 	runner *agentRunner
+	// policy is the policy layer's state (rules, approvals of tool calls).
+	policy policyState
 	// hooks let later features (API keys, project membership, audit) plug into
 	// the one request pipeline without each handler knowing.
 	hooks struct {
@@ -181,6 +183,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.tasks = s.newTaskScheduler(d)
 	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
 	s.installWebhooks()
+	s.installPolicy()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()

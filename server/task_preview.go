@@ -61,7 +61,11 @@ func (s *Server) handlePreviewDraft(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(200, s.preview(t, q.Count))
+	out := s.preview(t, q.Count)
+	if out.Rules, err = s.previewRules(c); err != nil {
+		return err
+	}
+	return c.JSON(200, out)
 }
 
 // handlePreviewTask is GET /api/tasks/{task_id}/preview.
@@ -80,6 +84,9 @@ func (s *Server) handlePreviewTask(c *Ctx) error {
 	}
 	out := s.preview(t, q.Count)
 	out.TaskID = &t.ID
+	if out.Rules, err = s.previewRules(c); err != nil {
+		return err
+	}
 	return c.JSON(200, out)
 }
 
@@ -113,4 +120,22 @@ func (s *Server) preview(t *store.Task, n int) TaskPreviewOut {
 	}
 	out.Prompt = scheduler.RenderPrompt(in)
 	return out
+}
+
+// previewRules are the enabled rules of the project and its org, as a run
+// of the task would be held to them.
+func (s *Server) previewRules(c *Ctx) ([]TaskRuleOut, error) {
+	rs, err := s.db.FindRulesForProject(c.Context(), c.OrgID(), c.ProjectID(), true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TaskRuleOut, 0, len(rs))
+	for _, r := range rs {
+		scope := "project"
+		if r.ProjectID == "" {
+			scope = "org"
+		}
+		out = append(out, TaskRuleOut{ID: r.ID, Kind: r.Kind, Text: r.Description, Scope: scope})
+	}
+	return out, nil
 }

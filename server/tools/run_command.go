@@ -1,0 +1,201 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/vault"
+)
+
+// TargetServer names the opsagent host itself as a run_command target.
+const TargetServer = "server"
+
+// RunCommand is the run_command tool. Commands run on connector agents
+// (not available on this server yet: such targets answer "no connector")
+// or, only when the operator turned it on, on the server host itself in a
+// per-project working directory, with a timeout, an output cap and a
+// minimal environment. Secrets named in the call are injected as
+// environment variables; every value is masked in the output, so it
+// reaches neither the model, the transcript nor a log.
+type RunCommand struct {
+	// AllowLocal lets commands run on the server host (OPSAGENT_ALLOW_LOCAL_COMMANDS).
+	AllowLocal bool
+	// WorkDir is the working directory of local commands (created on use).
+	WorkDir string
+	// Secrets resolves secret names to values (the project's and its org's).
+	Secrets func(ctx context.Context, names []string) (map[string]string, error)
+	// DefaultTimeout (60 s) and MaxTimeout (10 min) bound a command.
+	DefaultTimeout, MaxTimeout time.Duration
+	// MaxOutput bounds the combined stdout and stderr kept (256 KiB).
+	MaxOutput int
+}
+
+type commandArgs struct {
+	Command        string   `json:"command"`
+	Target         string   `json:"target"`
+	Secrets        []string `json:"secrets"`
+	TimeoutSeconds int      `json:"timeout_seconds"`
+}
+
+// minimalPath is the only PATH a local command gets.
+const minimalPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Spec describes the tool to the model.
+func (r *RunCommand) Spec() llm.ToolSpec {
+	where := "No target can run commands on this server yet: connector agents are not available, and running " +
+		"commands on the server host is turned off by the operator."
+	if r.AllowLocal {
+		where = `Target "server" runs on the opsagent host in a scratch working directory.`
+	}
+	return llm.ToolSpec{Name: "run_command",
+		Description: "Run a shell command (sh -c) on a target and read its exit code and output. " + where +
+			" Secrets are referenced by name in `secrets` and appear to the command as environment variables " +
+			"($NAME); you never see their values. Commands can change things and may need a person's approval.",
+		Parameters: schema(map[string]any{
+			"command": str("the shell command line", "minLength", 1, "maxLength", 16384),
+			"target":  str(`where to run it; "server" for the opsagent host`, "minLength", 1, "maxLength", 128, "default", TargetServer),
+			"secrets": map[string]any{"type": "array", "maxItems": 32, "uniqueItems": true,
+				"items": str("secret name", "pattern", "^[A-Za-z_][A-Za-z0-9_]{0,63}$")},
+			"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600},
+		}, "command")}
+}
+
+// ReadOnly is false: a shell command can change anything.
+func (r *RunCommand) ReadOnly() bool { return false }
+
+// Render shows the exact command and target, secrets by name only.
+func (r *RunCommand) Render(args json.RawMessage) (Rendered, error) {
+	var a commandArgs
+	if err := decode(args, &a); err != nil {
+		return Rendered{}, err
+	}
+	return Rendered{Target: targetOf(a), Command: a.Command}, nil
+}
+
+func targetOf(a commandArgs) string {
+	if a.Target == "" {
+		return TargetServer
+	}
+	return a.Target
+}
+
+// Run runs the command and reports its exit code and (masked) output.
+func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	var a commandArgs
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	target := targetOf(a)
+	if target != TargetServer {
+		return "", fmt.Errorf("no connector %q: no connector agent is connected to this project, so commands can only run "+
+			"where the operator allows (target %q: %s)", target, TargetServer, r.localState())
+	}
+	if !r.AllowLocal {
+		return "", fmt.Errorf("running commands on the server host is turned off (the operator can enable it with " +
+			"OPSAGENT_ALLOW_LOCAL_COMMANDS), and no connector agent is connected: this command did not run")
+	}
+	env, masker, err := r.environment(ctx, a.Secrets)
+	if err != nil {
+		return "", err
+	}
+	timeout := r.timeout(a.TimeoutSeconds)
+	if err := os.MkdirAll(r.WorkDir, 0o700); err != nil {
+		return "", fmt.Errorf("working directory: %v", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", a.Command)
+	cmd.Dir, cmd.Env = r.WorkDir, env
+	setProcessGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	buf := newCapBuffer(orDefault(r.MaxOutput, 256<<10))
+	mw := masker.Writer(buf)
+	cmd.Stdout, cmd.Stderr = mw, mw
+	started := time.Now()
+	runErr := cmd.Run()
+	_ = mw.Close()
+	took := time.Since(started).Round(time.Millisecond)
+	var head string
+	var exit *exec.ExitError
+	switch {
+	case cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
+		head = fmt.Sprintf("timed out after %s: the command was killed", timeout)
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case runErr == nil:
+		head = "exit code 0"
+	case errors.As(runErr, &exit):
+		head = fmt.Sprintf("exit code %d", exit.ExitCode())
+	default:
+		return "", fmt.Errorf("could not start the command: %s", masker.Mask(runErr.Error()))
+	}
+	return fmt.Sprintf("%s (target %s, %s)\n%s", head, TargetServer, took, buf.String()), nil
+}
+
+func (r *RunCommand) localState() string {
+	if r.AllowLocal {
+		return "enabled"
+	}
+	return "turned off by the operator"
+}
+
+func (r *RunCommand) timeout(seconds int) time.Duration {
+	def, limit := r.DefaultTimeout, r.MaxTimeout
+	if def <= 0 {
+		def = time.Minute
+	}
+	if limit <= 0 {
+		limit = 10 * time.Minute
+	}
+	if seconds <= 0 {
+		return min(def, limit)
+	}
+	return min(time.Duration(seconds)*time.Second, limit)
+}
+
+// environment is the minimal environment plus the named secrets, and a
+// masker for every secret value injected.
+func (r *RunCommand) environment(ctx context.Context, names []string) ([]string, *vault.Masker, error) {
+	env := []string{"PATH=" + minimalPath, "HOME=" + r.WorkDir, "LANG=C.UTF-8", "TMPDIR=" + filepath.Join(r.WorkDir, ".tmp")}
+	if len(names) == 0 {
+		return env, vault.NewMasker(), nil
+	}
+	for _, n := range names {
+		if err := vault.ValidateName(n); err != nil {
+			return nil, nil, fmt.Errorf("secret %q cannot be injected: %v", n, err)
+		}
+	}
+	if r.Secrets == nil {
+		return nil, nil, errors.New("no secrets are available to this run")
+	}
+	vals, err := r.Secrets(ctx, names)
+	if err != nil {
+		return nil, nil, errors.New("the secrets could not be read; the command did not run")
+	}
+	var missing []string
+	values := make([]string, 0, len(vals))
+	for _, n := range names {
+		v, ok := vals[n]
+		if !ok {
+			missing = append(missing, n)
+			continue
+		}
+		env = append(env, n+"="+v)
+		values = append(values, v)
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, nil, fmt.Errorf("unknown secret(s) %s: the project has no such secret; the command did not run", strings.Join(missing, ", "))
+	}
+	_ = os.MkdirAll(filepath.Join(r.WorkDir, ".tmp"), 0o700)
+	return env, vault.NewMasker(values...), nil
+}

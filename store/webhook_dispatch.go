@@ -202,9 +202,11 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// RecordWebhookRunTx records a run of task started by a webhook event, with
-// input (the alert) after the task's prompt as the session's first prompt.
-// key is the run's exactly-once key. A disabled task records nothing and
+// RecordWebhookRunTx records a run of task started by a webhook event.
+// input (the alert) becomes the session's first prompt: for a webhook run
+// first_prompt is the event input, which FindPendingRuns hands to the
+// scheduler as PendingRun.Input (the task's own prompt is read from the task
+// when the run starts). key is the run's exactly-once key. A disabled task records nothing and
 // answers a skipped session-less result; an active run under
 // overlap_policy skip records a cancelled session, as scheduled fires do.
 func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID string) (*AgentSession, error) {
@@ -230,7 +232,7 @@ func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID
 		return nil, err
 	}
 	if input != "" {
-		s.FirstPrompt = t.Prompt + "\n\n" + input
+		s.FirstPrompt = input
 		if _, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET first_prompt = ? WHERE id = ?`, s.FirstPrompt, s.ID); err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ import (
 
 // Receiver limits.
 const (
-	webhookMaxBody     = 1 << 20 // 413 above
+	webhookMaxBody     = 1 << 20      // 413 above
 	webhookQueue       = 8192         // deliveries waiting for the writer
 	webhookMaxBatch    = webhookQueue // events per group commit: whatever is queued
 	webhookCacheTTL    = time.Second

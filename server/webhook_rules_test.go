@@ -295,6 +295,14 @@ func TestWebhookPagerDutyIncidentLifecycle(t *testing.T) {
 	if n := runsOf(t, env, org, f.task); n != 1 {
 		t.Fatalf("want one investigation for the incident, got %d runs", n)
 	}
+	// Resolved by the provider, it is filed in the incidents collection too.
+	var found struct {
+		Items []map[string]any `json:"items"`
+	}
+	owner.must(200, "GET", "/api/knowledge/search?q=checkout+error+rate&collection=incidents", nil).decode(t, &found)
+	if len(found.Items) == 0 || found.Items[0]["name"] != inc["id"].(string)+".md" {
+		t.Fatalf("provider-resolved incident not found by knowledge search: %v", found.Items)
+	}
 	detail := owner.must(200, "GET", "/api/incidents/"+inc["id"].(string), nil).JSON()
 	var statuses []string
 	for _, e := range detail["timeline"].([]any) {

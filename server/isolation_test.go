@@ -13,7 +13,12 @@ import (
 // ids are the identifiers a probe plugs in: the other tenant's real ones, or
 // fresh random ones. A leak is any answer to the first that differs from the
 // answer to the second (or a success on a route addressed by id).
-type ids struct{ org, project, user, invitation, key, session, task, mfa, memory string }
+type ids struct {
+	org, project, user, invitation, key, session, task, mfa, memory string
+	// A webhook on task, with an event, a routing rule, the approval the
+	// rule opened and the incident the alert opened.
+	event, rule, approval, incident string
+}
 
 // own are the caller's ids, for probes that put a foreign id in the body or
 // query of an otherwise legitimate request.
@@ -171,12 +176,13 @@ var isolationProbes = map[string]probe{
 	"PUT /api/organizations/{org_id}/llm-key": func(o own, x ids) []probeReq {
 		return one("PUT", "/api/organizations/"+x.org+"/llm-key", map[string]any{"provider": "openai", "api_key": "sk-pwned-123456"})
 	},
-	// Webhooks: the receiver has no tenant (the task id is the address and a
-	// task without an enabled webhook is 404 to everyone); management routes
-	// are addressed by task like the task routes.
-	"POST /api/webhooks/{task_id}": func(o own, x ids) []probeReq {
-		return one("POST", "/api/webhooks/"+x.task, map[string]any{"alerts": []any{}})
-	},
+	// Webhooks: the receiver has no tenant: the task id is the webhook's
+	// public address and its secret the credential, so bravo's live webhook
+	// answers 401 to an unsigned delivery where a random id answers 404.
+	// TestWebhookBadInput shows a task without an enabled webhook reads like
+	// an unknown id. Management routes are addressed by task like the task
+	// routes, and are probed below with bravo's real webhook, event and rule.
+	"POST /api/webhooks/{task_id}": nil,
 	// The badge token is a random capability, not a tenant id.
 	"GET /api/webhook-badges/{badge_token}": nil,
 	"GET /api/tasks/{task_id}/webhook":      func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook", nil) },
@@ -191,38 +197,38 @@ var isolationProbes = map[string]probe{
 	"GET /api/tasks/{task_id}/webhook/events":    func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events", nil) },
 	"DELETE /api/tasks/{task_id}/webhook/events": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/events", nil) },
 	"POST /api/tasks/{task_id}/webhook/events/replay": func(o own, x ids) []probeReq {
-		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.session}})
+		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.event}})
 	},
-	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.session, nil) },
+	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.event, nil) },
 	"POST /api/tasks/{task_id}/webhook/events/{event_id}/replay": func(o own, x ids) []probeReq {
-		return taskProbe(o, x, "POST", "/webhook/events/"+x.session+"/replay", nil)
+		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/replay", nil)
 	},
 	"GET /api/tasks/{task_id}/webhook/rules": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/rules", nil) },
 	"POST /api/tasks/{task_id}/webhook/rules": func(o own, x ids) []probeReq {
 		return taskProbe(o, x, "POST", "/webhook/rules", map[string]any{"name": "mole", "target_task_id": x.task})
 	},
 	"PATCH /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq {
-		return taskProbe(o, x, "PATCH", "/webhook/rules/"+x.session, map[string]any{"name": "pwned"})
+		return taskProbe(o, x, "PATCH", "/webhook/rules/"+x.rule, map[string]any{"name": "pwned"})
 	},
-	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/rules/"+x.session, nil) },
+	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/rules/"+x.rule, nil) },
 	"GET /api/approvals":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/approvals", nil) },
-	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/approvals/"+x.session, nil) },
+	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/approvals/"+x.approval, nil) },
 	"POST /api/approvals/{approval_id}/approve": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve", map[string]any{})
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.approval+"/approve", map[string]any{})
 	},
 	"POST /api/approvals/{approval_id}/deny": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/deny", map[string]any{"comment": "no"})
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.approval+"/deny", map[string]any{"comment": "no"})
 	},
 	"GET /api/incidents":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/incidents", nil) },
-	"GET /api/incidents/{incident_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/incidents/"+x.session, nil) },
+	"GET /api/incidents/{incident_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/incidents/"+x.incident, nil) },
 	"POST /api/incidents/{incident_id}/acknowledge": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/acknowledge", nil)
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.incident+"/acknowledge", nil)
 	},
 	"POST /api/incidents/{incident_id}/resolve": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/resolve", map[string]any{})
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.incident+"/resolve", map[string]any{})
 	},
 	"POST /api/incidents/{incident_id}/notes": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/notes", map[string]any{"text": "hi"})
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.incident+"/notes", map[string]any{"text": "hi"})
 	},
 	// Per-user data addressed by the caller's own key name: no tenant id.
 	"GET /api/me/preferences/{key}":    nil,
@@ -278,14 +284,17 @@ func TestIsolationSweep(t *testing.T) {
 	bMemory := bOwner.must(201, "POST", "/api/memories", map[string]any{"key": "db.primary", "text": "db1 is primary"}).JSON()["id"].(string)
 	bOwner.must(200, "PUT", "/api/secrets/BRAVO_TOKEN", map[string]any{"value": "bravo-secret-value"})
 	bOwner.must(200, "PUT", "/api/org-secrets/BRAVO_ORG_TOKEN", map[string]any{"value": "bravo-org-secret"})
+	bHook := bravoWebhook(t, env, bOwner, bTask)
 	bOwner.Project = ""
 	bMember := b.byRole["member"]
 	enrolTOTP(t, env, bMember)
 	bMFA := bMember.must(200, "GET", "/api/auth/mfa/methods", nil).List()[0]["id"].(string)
-	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory}
+	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory,
+		event: bHook.event, rule: bHook.rule, approval: bHook.approval, incident: bHook.incident}
 	random := func() ids {
 		return ids{org: store.NewID(), project: store.NewID(), user: store.NewID(), invitation: store.NewID(), key: store.NewID(),
-			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID()}
+			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID(),
+			event: store.NewID(), rule: store.NewID(), approval: store.NewID(), incident: store.NewID()}
 	}
 
 	callers := map[string]*client{}
@@ -365,13 +374,14 @@ func TestIsolationSweep(t *testing.T) {
 	if got := c.must(200, "GET", "/api/tasks/"+bTask, nil).JSON()["name"]; got != "nightly" {
 		t.Fatalf("bravo task changed: name %v", got)
 	}
+	bHook.untouched(t, c)
 	c.Project = ""
 	c.must(200, "GET", "/api/auth/sessions", nil)
 }
 
 // idList lists every id of x.
 func idList(x ids) []string {
-	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory}
+	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory, x.event, x.rule, x.approval, x.incident}
 }
 
 // maskIDs replaces the probe's ids in a body with a placeholder.

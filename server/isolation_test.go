@@ -211,16 +211,20 @@ var isolationProbes = map[string]probe{
 		return taskProbe(o, x, "PATCH", "/webhook/rules/"+x.rule, map[string]any{"name": "pwned"})
 	},
 	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/rules/"+x.rule, nil) },
-	"GET /api/approvals":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/approvals", nil) },
-	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/approvals/"+x.approval, nil) },
+	"GET /api/approvals": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/approvals", nil) },
+	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "GET", "/api/approvals/"+x.approval, nil)
+	},
 	"POST /api/approvals/{approval_id}/approve": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.approval+"/approve", map[string]any{})
 	},
 	"POST /api/approvals/{approval_id}/deny": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.approval+"/deny", map[string]any{"comment": "no"})
 	},
-	"GET /api/incidents":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/incidents", nil) },
-	"GET /api/incidents/{incident_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/incidents/"+x.incident, nil) },
+	"GET /api/incidents": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/incidents", nil) },
+	"GET /api/incidents/{incident_id}": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "GET", "/api/incidents/"+x.incident, nil)
+	},
 	"POST /api/incidents/{incident_id}/acknowledge": func(o own, x ids) []probeReq {
 		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.incident+"/acknowledge", nil)
 	},

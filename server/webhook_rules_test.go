@@ -295,11 +295,17 @@ func TestWebhookPagerDutyIncidentLifecycle(t *testing.T) {
 	if n := runsOf(t, env, org, f.task); n != 1 {
 		t.Fatalf("want one investigation for the incident, got %d runs", n)
 	}
-	// Resolved by the provider, it is filed in the incidents collection too.
+	// Resolved by the provider, it is filed in the incidents collection too
+	// (by the dispatcher, just after the commit that resolved it).
 	var found struct {
 		Items []map[string]any `json:"items"`
 	}
-	owner.must(200, "GET", "/api/knowledge/search?q=checkout+error+rate&collection=incidents", nil).decode(t, &found)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		owner.must(200, "GET", "/api/knowledge/search?q=checkout+error+rate&collection=incidents", nil).decode(t, &found)
+		if len(found.Items) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(found.Items) == 0 || found.Items[0]["name"] != inc["id"].(string)+".md" {
 		t.Fatalf("provider-resolved incident not found by knowledge search: %v", found.Items)
 	}

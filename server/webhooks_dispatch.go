@@ -150,9 +150,9 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		}
 		ev = parsed
 	}
-	input := runInput(e, ev)
+	p.RenderInput = func() string { return runInput(e, ev) }
 	if len(rules) == 0 {
-		p.Targets = []store.DispatchTarget{{TargetTaskID: h.TaskID, Input: input}}
+		p.Targets = []store.DispatchTarget{{TargetTaskID: h.TaskID}}
 	} else {
 		env := webhook.NewEnv(ev, e.Body, headers())
 		specs := make([]webhook.RuleSpec, len(rules))
@@ -174,7 +174,7 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		for _, i := range matched {
 			r := rules[i]
 			p.Targets = append(p.Targets, store.DispatchTarget{RuleID: r.ID, RuleName: r.Name, TargetTaskID: r.TargetTaskID,
-				RequiresApproval: r.RequiresApproval, ApprovalTTL: time.Duration(h.ApprovalTTL) * time.Second, Input: input})
+				RequiresApproval: r.RequiresApproval, ApprovalTTL: time.Duration(h.ApprovalTTL) * time.Second})
 		}
 		p.NoMatch = len(matched) == 0
 	}

@@ -42,6 +42,10 @@ type DispatchPlan struct {
 	Correlation *Correlation
 	DropBody    bool // metadata-only webhooks drop the body once dispatched
 	Error       string
+	// RenderInput, when set, gives every target its Input; it is called
+	// only when the event starts work, not when it joins an open incident
+	// (most events of an alert storm), so the input is built only if used.
+	RenderInput func() string
 }
 
 // DispatchItem is one entry of an event's "what it dispatched" list.
@@ -125,6 +129,12 @@ func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispatc
 		o.Status = EventFailed
 	case p.NoMatch && o.Status != EventCorrelated:
 		o.Status = EventNoMatch
+	}
+	if len(p.Targets) > 0 && p.RenderInput != nil {
+		in := p.RenderInput()
+		for i := range p.Targets {
+			p.Targets[i].Input = in
+		}
 	}
 	approvals := 0
 	for _, t := range p.Targets {

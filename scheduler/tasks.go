@@ -243,10 +243,10 @@ func (e *Tasks) execute(p store.PendingRun) {
 	budget := Budget{MaxSteps: t.MaxSteps, TimeoutSeconds: t.TimeoutSeconds, MaxCostUSD: t.MaxCostUSD}
 	run := &Run{SessionID: p.Session.ID, TaskID: t.ID, OrgID: t.OrgID, ProjectID: t.ProjectID, TaskName: t.Name,
 		AgentType: t.AgentType, TriggerSource: p.Session.TriggerSource, ScheduledFor: p.ScheduledFor,
-		MissedFires: p.MissedFires, CreatedBy: p.Session.CreatedBy, Budget: budget}
+		MissedFires: p.MissedFires, CreatedBy: p.Session.CreatedBy, Budget: budget, Input: p.Input}
 	run.Prompt = RenderPrompt(PromptInput{TaskName: t.Name, Description: t.Description, Prompt: t.Prompt,
 		AgentType: t.AgentType, Trigger: run.TriggerSource, ScheduledFor: p.ScheduledFor, Timezone: t.Timezone,
-		MissedFires: p.MissedFires, Budget: budget})
+		MissedFires: p.MissedFires, Budget: budget, Input: p.Input})
 	timeout := time.Duration(max(t.TimeoutSeconds, 1)) * time.Second
 	ctx, cancel := context.WithTimeout(e.base, timeout)
 	out, err := e.safeExecute(ctx, run)

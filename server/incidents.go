@@ -4,34 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/store"
 )
 
 // IncidentArchiver files a resolved incident's summary into the project's
-// "incidents" knowledge collection so the agent learns from it. The rag
-// store plugs in here; until it does, fileArchiver writes Markdown under
-// DATA_DIR/rag/docs/<org>/<project>/incidents/ for it to ingest.
+// "incidents" knowledge collection so the agent learns from it.
 type IncidentArchiver interface {
 	Archive(ctx context.Context, orgID, projectID, name string, markdown []byte) error
 }
 
-// fileArchiver is the IncidentArchiver used when no rag store is wired.
-type fileArchiver struct{ root string }
+// ragArchiver is the IncidentArchiver of a server: the document is written
+// and indexed by the rag store before Archive returns, so the incident is
+// found by /api/knowledge/search (and by the agent) at once.
+type ragArchiver struct{ kb *rag.Store }
 
-func (f fileArchiver) Archive(_ context.Context, orgID, projectID, name string, markdown []byte) error {
-	if !store.ValidID(orgID) || !store.ValidID(projectID) || name != filepath.Base(name) {
-		return fmt.Errorf("archive: invalid path element")
-	}
-	dir := filepath.Join(f.root, orgID, projectID, "incidents")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(dir, name), markdown, 0o600)
+func (a ragArchiver) Archive(ctx context.Context, orgID, projectID, name string, markdown []byte) error {
+	_, err := a.kb.Put(ctx, rag.Scope{OrgID: orgID, ProjectID: projectID}, rag.CollectionIncidents, name, markdown, []string{"incident"})
+	return err
 }
 
 // IncidentOut is an incident.

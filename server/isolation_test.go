@@ -16,6 +16,9 @@ import (
 type ids struct {
 	org, project, user, invitation, key, session, task, mfa, memory, agentSession string
 	rule, orgRule, integration                                                    string
+	// A webhook on task, with an event, a routing rule, the approval the
+	// rule opened and the incident the alert opened.
+	event, whRule, approval, incident string
 }
 
 // own are the caller's ids, for probes that put a foreign id in the body or
@@ -212,12 +215,13 @@ var isolationProbes = map[string]probe{
 	"PUT /api/http-allowlist": func(o own, x ids) []probeReq {
 		return inProject(x, "PUT", "/api/http-allowlist", map[string]any{"entries": []string{"10.0.0.0/8"}})
 	},
-	// Webhooks: the receiver has no tenant (the task id is the address and a
-	// task without an enabled webhook is 404 to everyone); management routes
-	// are addressed by task like the task routes.
-	"POST /api/webhooks/{task_id}": func(o own, x ids) []probeReq {
-		return one("POST", "/api/webhooks/"+x.task, map[string]any{"alerts": []any{}})
-	},
+	// Webhooks: the receiver has no tenant: the task id is the webhook's
+	// public address and its secret the credential, so bravo's live webhook
+	// answers 401 to an unsigned delivery where a random id answers 404.
+	// TestWebhookBadInput shows a task without an enabled webhook reads like
+	// an unknown id. Management routes are addressed by task like the task
+	// routes, and are probed below with bravo's real webhook, event and rule.
+	"POST /api/webhooks/{task_id}": nil,
 	// The badge token is a random capability, not a tenant id.
 	"GET /api/webhook-badges/{badge_token}": nil,
 	"GET /api/tasks/{task_id}/webhook":      func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook", nil) },
@@ -232,41 +236,45 @@ var isolationProbes = map[string]probe{
 	"GET /api/tasks/{task_id}/webhook/events":    func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events", nil) },
 	"DELETE /api/tasks/{task_id}/webhook/events": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/events", nil) },
 	"POST /api/tasks/{task_id}/webhook/events/replay": func(o own, x ids) []probeReq {
-		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.session}})
+		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.event}})
 	},
-	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.session, nil) },
+	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.event, nil) },
 	"POST /api/tasks/{task_id}/webhook/events/{event_id}/replay": func(o own, x ids) []probeReq {
-		return taskProbe(o, x, "POST", "/webhook/events/"+x.session+"/replay", nil)
+		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/replay", nil)
 	},
 	"GET /api/tasks/{task_id}/webhook/rules": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/rules", nil) },
 	"POST /api/tasks/{task_id}/webhook/rules": func(o own, x ids) []probeReq {
 		return taskProbe(o, x, "POST", "/webhook/rules", map[string]any{"name": "mole", "target_task_id": x.task})
 	},
 	"PATCH /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq {
-		return taskProbe(o, x, "PATCH", "/webhook/rules/"+x.session, map[string]any{"name": "pwned"})
+		return taskProbe(o, x, "PATCH", "/webhook/rules/"+x.whRule, map[string]any{"name": "pwned"})
 	},
-	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/rules/"+x.session, nil) },
-	"GET /api/approvals":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/approvals", nil) },
-	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/approvals/"+x.session, nil) },
+	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "DELETE", "/webhook/rules/"+x.whRule, nil) },
+	"GET /api/approvals": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/approvals", nil) },
+	"GET /api/approvals/{approval_id}": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "GET", "/api/approvals/"+x.approval, nil)
+	},
 	"POST /api/approvals/{approval_id}/approve": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve", map[string]any{})
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.approval+"/approve", map[string]any{})
 	},
 	"POST /api/approvals/{approval_id}/approve-and-remember": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/approve-and-remember", map[string]any{})
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.approval+"/approve-and-remember", map[string]any{})
 	},
 	"POST /api/approvals/{approval_id}/deny": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.session+"/deny", map[string]any{"comment": "no"})
+		return projectAndForeign(o, x, "POST", "/api/approvals/"+x.approval+"/deny", map[string]any{"comment": "no"})
 	},
-	"GET /api/incidents":               func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/incidents", nil) },
-	"GET /api/incidents/{incident_id}": func(o own, x ids) []probeReq { return projectAndForeign(o, x, "GET", "/api/incidents/"+x.session, nil) },
+	"GET /api/incidents": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/incidents", nil) },
+	"GET /api/incidents/{incident_id}": func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "GET", "/api/incidents/"+x.incident, nil)
+	},
 	"POST /api/incidents/{incident_id}/acknowledge": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/acknowledge", nil)
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.incident+"/acknowledge", nil)
 	},
 	"POST /api/incidents/{incident_id}/resolve": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/resolve", map[string]any{})
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.incident+"/resolve", map[string]any{})
 	},
 	"POST /api/incidents/{incident_id}/notes": func(o own, x ids) []probeReq {
-		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.session+"/notes", map[string]any{"text": "hi"})
+		return projectAndForeign(o, x, "POST", "/api/incidents/"+x.incident+"/notes", map[string]any{"text": "hi"})
 	},
 	"GET /api/sessions": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/sessions?q=x", nil) },
 	"GET /api/sessions/index": func(o own, x ids) []probeReq {
@@ -362,17 +370,20 @@ func TestIsolationSweep(t *testing.T) {
 	}
 	bRule := bOwner.must(201, "POST", "/api/rules", map[string]any{"kind": "must_never", "description": "no rm", "tool": "run_command", "match_type": "glob", "pattern": "rm *"}).JSON()["id"].(string)
 	bIntegration := bOwner.must(201, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "main", "base_url": "http://10.0.0.5:9090"}).JSON()["id"].(string)
+	bHook := bravoWebhook(t, env, bOwner, bTask)
 	bOwner.Project = ""
 	bOrgRule := bOwner.must(201, "POST", "/api/org-rules", map[string]any{"kind": "must_always", "description": "link the runbook"}).JSON()["id"].(string)
 	bMember := b.byRole["member"]
 	enrolTOTP(t, env, bMember)
 	bMFA := bMember.must(200, "GET", "/api/auth/mfa/methods", nil).List()[0]["id"].(string)
 	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory,
-		agentSession: bAgentSession, rule: bRule, orgRule: bOrgRule, integration: bIntegration}
+		agentSession: bAgentSession, rule: bRule, orgRule: bOrgRule, integration: bIntegration,
+		event: bHook.event, whRule: bHook.rule, approval: bHook.approval, incident: bHook.incident}
 	random := func() ids {
 		return ids{org: store.NewID(), project: store.NewID(), user: store.NewID(), invitation: store.NewID(), key: store.NewID(),
 			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID(), agentSession: store.NewID(),
-			rule: store.NewID(), orgRule: store.NewID(), integration: store.NewID()}
+			rule: store.NewID(), orgRule: store.NewID(), integration: store.NewID(),
+			event: store.NewID(), whRule: store.NewID(), approval: store.NewID(), incident: store.NewID()}
 	}
 
 	callers := map[string]*client{}
@@ -452,13 +463,15 @@ func TestIsolationSweep(t *testing.T) {
 	if got := c.must(200, "GET", "/api/tasks/"+bTask, nil).JSON()["name"]; got != "nightly" {
 		t.Fatalf("bravo task changed: name %v", got)
 	}
+	bHook.untouched(t, c)
 	c.Project = ""
 	c.must(200, "GET", "/api/auth/sessions", nil)
 }
 
 // idList lists every id of x.
 func idList(x ids) []string {
-	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory, x.agentSession, x.rule, x.orgRule, x.integration}
+	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory, x.agentSession,
+		x.rule, x.orgRule, x.integration, x.event, x.whRule, x.approval, x.incident}
 }
 
 // maskIDs replaces the probe's ids in a body with a placeholder.

@@ -101,3 +101,64 @@ func hmacSHA256Hex(key, body []byte) string {
 	m.Write(body)
 	return hex.EncodeToString(m.Sum(nil))
 }
+
+// bravoHook is another tenant's live webhook with one of each of its
+// records, for the isolation sweep.
+type bravoHook struct {
+	task, event, rule, approval, incident string
+}
+
+// bravoWebhook configures an Alertmanager webhook on task (owner acts in
+// the task's project) with a requires_approval rule and delivers one alert:
+// that yields a stored event, the rule, the approval it opened and the
+// incident the alert opened.
+func bravoWebhook(t *testing.T, env *testEnv, owner *client, task string) *bravoHook {
+	t.Helper()
+	secret := owner.must(200, "PUT", "/api/tasks/"+task+"/webhook", map[string]any{"provider": "alertmanager"}).JSON()["secret"].(string)
+	rule := owner.must(201, "POST", "/api/tasks/"+task+"/webhook/rules", map[string]any{"name": "ask first", "requires_approval": true}).JSON()["id"].(string)
+	f := &hookFixture{env: env, owner: owner, task: task, secret: secret}
+	r := f.post(t, amAlert("bravo-group", "bravo-fp", "firing"), bearer(secret))
+	if r.Status != 202 {
+		t.Fatalf("bravo delivery: %d %s", r.Status, r.Body)
+	}
+	f.dispatch(t)
+	h := &bravoHook{task: task, rule: rule, event: r.JSON()["event_id"].(string)}
+	for _, d := range f.event(t, h.event)["dispatch"].([]any) {
+		switch it := d.(map[string]any); it["kind"] {
+		case "approval":
+			h.approval = it["id"].(string)
+		case "incident":
+			h.incident = it["id"].(string)
+		}
+	}
+	if h.approval == "" || h.incident == "" {
+		t.Fatalf("bravo's delivery opened no approval or incident: %+v", h)
+	}
+	return h
+}
+
+// untouched fails unless bravo's webhook records are as bravoWebhook left
+// them (owner acts in bravo's project).
+func (h *bravoHook) untouched(t *testing.T, owner *client) {
+	t.Helper()
+	hook := owner.must(200, "GET", "/api/tasks/"+h.task+"/webhook", nil).JSON()
+	if hook["provider"] != "alertmanager" || hook["secret"] != nil {
+		t.Fatalf("bravo webhook changed: %v", hook)
+	}
+	if ev := owner.must(200, "GET", "/api/tasks/"+h.task+"/webhook/events/"+h.event, nil).JSON(); ev["status"] != "approval_pending" {
+		t.Fatalf("bravo event changed: %v", ev)
+	}
+	if rs := owner.must(200, "GET", "/api/tasks/"+h.task+"/webhook/rules", nil).List(); len(rs) != 1 || rs[0]["name"] != "ask first" {
+		t.Fatalf("bravo rules changed: %v", rs)
+	}
+	if a := owner.must(200, "GET", "/api/approvals/"+h.approval, nil).JSON(); a["status"] != "pending" {
+		t.Fatalf("bravo approval decided: %v", a)
+	}
+	inc := owner.must(200, "GET", "/api/incidents/"+h.incident, nil).JSON()
+	if inc["status"] != "triggered" || len(inc["timeline"].([]any)) != 2 { // the alert and the approval
+		t.Fatalf("bravo incident changed: %v", inc)
+	}
+	if evs := owner.must(200, "GET", "/api/tasks/"+h.task+"/webhook/events", nil).JSON()["items"].([]any); len(evs) != 1 {
+		t.Fatalf("bravo events replayed or purged: %v", evs)
+	}
+}

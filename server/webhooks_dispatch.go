@@ -14,8 +14,13 @@ import (
 
 // Dispatcher limits.
 const (
-	dispatchBatch    = 200
+	dispatchBatch    = 1000
 	dispatchInterval = time.Second
+	// dispatchCoalesce is the pause after a pass that emptied the queue:
+	// under load the next pass then takes hundreds of events in one
+	// transaction instead of competing with the ingest writer for the
+	// writer connection after every group commit.
+	dispatchCoalesce = 20 * time.Millisecond
 	maxRunInput      = 16 << 10 // bytes of alert JSON handed to the agent
 )
 
@@ -46,6 +51,11 @@ func (w *webhookService) dispatcher(ctx context.Context) {
 			if n < dispatchBatch {
 				break
 			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(dispatchCoalesce):
 		}
 	}
 }
@@ -110,30 +120,41 @@ func (w *webhookService) dispatchOnce(ctx context.Context) (int, error) {
 func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []store.WebhookRule) store.DispatchPlan {
 	p := store.DispatchPlan{Event: e}
 	if h == nil {
+		w.takeParsed(e.ID)
 		p.Error = "the webhook was removed before the event was dispatched"
 		return p
 	}
 	p.DropBody = h.MetadataOnly
-	hdr := http.Header{}
-	var hm map[string]string
-	_ = json.Unmarshal([]byte(e.Headers), &hm)
-	for k, v := range hm {
-		hdr.Set(k, v)
+	var hdr http.Header
+	headers := func() http.Header {
+		if hdr == nil {
+			hdr = http.Header{}
+			var hm map[string]string
+			_ = json.Unmarshal([]byte(e.Headers), &hm)
+			for k, v := range hm {
+				hdr.Set(k, v)
+			}
+		}
+		return hdr
 	}
-	ev := webhook.Event{Provider: webhook.Provider(e.Provider), Type: e.Type, Alerts: []webhook.Alert{}}
-	if !e.Raw {
-		parsed, err := webhook.Parse(webhook.Provider(e.Provider), hdr, e.Body)
+	ev, handed := w.takeParsed(e.ID)
+	switch {
+	case handed:
+	case e.Raw:
+		ev = webhook.Event{Provider: webhook.Provider(e.Provider), Type: e.Type, Alerts: []webhook.Alert{}}
+	default:
+		parsed, err := webhook.Parse(webhook.Provider(e.Provider), headers(), e.Body)
 		if err != nil {
 			p.Error = "stored payload no longer parses: " + err.Error()
 			return p
 		}
 		ev = parsed
 	}
-	input := runInput(e, ev)
+	p.RenderInput = func() string { return runInput(e, ev) }
 	if len(rules) == 0 {
-		p.Targets = []store.DispatchTarget{{TargetTaskID: h.TaskID, Input: input}}
+		p.Targets = []store.DispatchTarget{{TargetTaskID: h.TaskID}}
 	} else {
-		env := webhook.NewEnv(ev, e.Body, hdr)
+		env := webhook.NewEnv(ev, e.Body, headers())
 		specs := make([]webhook.RuleSpec, len(rules))
 		for i, r := range rules {
 			specs[i] = webhook.RuleSpec{Priority: r.Priority, Disabled: !r.Enabled, Continue: h.RoutingMode == routingFanOut}
@@ -153,7 +174,7 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		for _, i := range matched {
 			r := rules[i]
 			p.Targets = append(p.Targets, store.DispatchTarget{RuleID: r.ID, RuleName: r.Name, TargetTaskID: r.TargetTaskID,
-				RequiresApproval: r.RequiresApproval, ApprovalTTL: time.Duration(h.ApprovalTTL) * time.Second, Input: input})
+				RequiresApproval: r.RequiresApproval, ApprovalTTL: time.Duration(h.ApprovalTTL) * time.Second})
 		}
 		p.NoMatch = len(matched) == 0
 	}

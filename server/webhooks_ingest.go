@@ -19,9 +19,9 @@ import (
 
 // Receiver limits.
 const (
-	webhookMaxBody     = 1 << 20 // 413 above
-	webhookMaxBatch    = 512     // events per group commit
-	webhookQueue       = 8192    // deliveries waiting for the writer
+	webhookMaxBody     = 1 << 20      // 413 above
+	webhookQueue       = 8192         // deliveries waiting for the writer
+	webhookMaxBatch    = webhookQueue // events per group commit: whatever is queued
 	webhookCacheTTL    = time.Second
 	webhookMaxIdemKey  = 200
 	webhookMaxHeaders  = 64
@@ -43,10 +43,12 @@ type hookState struct {
 	limiter *ratelimit.Limiter
 }
 
-// ingestReq is one verified delivery waiting for the group commit.
+// ingestReq is one verified delivery waiting for the group commit, with
+// its normalized form for the dispatcher.
 type ingestReq struct {
-	item store.IngestItem
-	done chan ingestRes
+	item   store.IngestItem
+	parsed webhook.Event
+	done   chan ingestRes
 }
 
 type ingestRes struct {
@@ -70,6 +72,34 @@ type webhookService struct {
 	// dispatchMu: one dispatch pass at a time (loop, tests, replays).
 	dispatchMu sync.Mutex
 	conds      conditionCache
+	// parsed hands each committed event's normalized form to the
+	// dispatcher so it does not decode the body a second time; events it
+	// lacks (after a restart, or past the bound) are parsed from the store.
+	parsedMu sync.Mutex
+	parsed   map[string]webhook.Event
+}
+
+// maxHandOff bounds the parsed events waiting for the dispatcher.
+const maxHandOff = 4 * webhookQueue
+
+func (w *webhookService) handOff(batch []ingestReq, res []store.IngestResult) {
+	w.parsedMu.Lock()
+	defer w.parsedMu.Unlock()
+	for i, r := range batch {
+		if res[i].Err == nil && res[i].Duplicate == "" && len(w.parsed) < maxHandOff {
+			w.parsed[res[i].ID] = r.parsed
+		}
+	}
+}
+
+func (w *webhookService) takeParsed(id string) (webhook.Event, bool) {
+	w.parsedMu.Lock()
+	defer w.parsedMu.Unlock()
+	ev, ok := w.parsed[id]
+	if ok {
+		delete(w.parsed, id)
+	}
+	return ev, ok
 }
 
 type verifyFailure struct {
@@ -80,7 +110,7 @@ type verifyFailure struct {
 
 func newWebhookService(s *Server) *webhookService {
 	return &webhookService{s: s, cache: map[string]*hookState{}, queue: make(chan ingestReq, webhookQueue),
-		wake: make(chan struct{}, 1), fails: map[string]verifyFailure{}}
+		wake: make(chan struct{}, 1), fails: map[string]verifyFailure{}, parsed: map[string]webhook.Event{}}
 }
 
 // start runs the ingest writer and the dispatcher until the returned stop
@@ -211,6 +241,9 @@ func (w *webhookService) writer(ctx context.Context) {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		res, err := w.s.db.InsertWebhookEvents(wctx, items)
 		cancel()
+		if err == nil {
+			w.handOff(batch, res) // before the waiters hear, so before any dispatch
+		}
 		for i, r := range batch {
 			if err != nil {
 				r.done <- ingestRes{err: err}
@@ -242,7 +275,7 @@ func (w *webhookService) drainQueue() {
 var errIngestStopped = &store.Error{Code: store.EInternal, Message: "the server is stopping; retry the delivery"}
 
 // submit queues a delivery and waits until it is committed.
-func (w *webhookService) submit(ctx context.Context, item store.IngestItem) (store.IngestResult, error) {
+func (w *webhookService) submit(ctx context.Context, item store.IngestItem, parsed webhook.Event) (store.IngestResult, error) {
 	w.mu.Lock()
 	running := w.running
 	w.mu.Unlock()
@@ -254,7 +287,7 @@ func (w *webhookService) submit(ctx context.Context, item store.IngestItem) (sto
 		}
 		return res[0], nil
 	}
-	req := ingestReq{item: item, done: make(chan ingestRes, 1)}
+	req := ingestReq{item: item, parsed: parsed, done: make(chan ingestRes, 1)}
 	select {
 	case w.queue <- req:
 	case <-ctx.Done():
@@ -348,20 +381,20 @@ func (s *Server) ingest(ctx context.Context, st *hookState, h http.Header, body 
 	ev := &store.WebhookEvent{ID: store.NewID(), OrgID: hook.OrgID, ProjectID: hook.ProjectID, TaskID: hook.TaskID,
 		Provider: hook.Provider, IdemKey: idem, BodyHash: hex.EncodeToString(sum[:]), Verification: verification,
 		BodySize: len(body), Test: o.test, ReplayOf: o.replayOf}
-	stored, err := webhook.Redact(body, hook.RedactGlobs)
+	// One decode per delivery when no redaction is configured: Parse
+	// validates the JSON as it decodes it. With globs, the redacted copy
+	// is what gets parsed, so normalized alerts never hold a redacted value.
+	stored, parsed, err := redactAndParse(hook, h, body)
 	switch {
 	case err == nil:
-		parsed, perr := webhook.Parse(webhook.Provider(hook.Provider), h, stored)
-		if perr != nil {
-			return nil, webhookInvalid(perr)
-		}
 		ev.Type = parsed.Type
 		alerts, _ := json.Marshal(parsed.Alerts)
 		ev.Alerts = string(alerts)
-	case hook.Provider == string(webhook.ProviderGeneric) && webhook.ErrorCode(err) == webhook.CodeInvalidPayload:
+	case hook.Provider == string(webhook.ProviderGeneric) && webhook.ErrorCode(err) == webhook.CodeInvalidPayload && !json.Valid(body):
 		// The generic provider keeps what it cannot read as raw text:
 		// redaction globs cannot apply, so the body is stored as received.
 		stored, ev.Raw, ev.Type, ev.Alerts = body, true, "generic.raw", "[]"
+		parsed = webhook.Event{Provider: webhook.ProviderGeneric, Type: ev.Type, Alerts: []webhook.Alert{}}
 	default:
 		return nil, webhookInvalid(err)
 	}
@@ -371,7 +404,7 @@ func (s *Server) ingest(ctx context.Context, st *hookState, h http.Header, body 
 	if o.replayOf == "" && !o.test {
 		item.DedupeWindow = time.Duration(hook.DedupeSeconds) * time.Second
 	}
-	res, err := s.wh.submit(ctx, item)
+	res, err := s.wh.submit(ctx, item, parsed)
 	if err != nil {
 		return nil, err
 	}
@@ -386,6 +419,20 @@ func (s *Server) ingest(ctx context.Context, st *hookState, h http.Header, body 
 		return &WebhookAck{EventID: res.ID, Status: "duplicate", Duplicate: res.Duplicate}, nil
 	}
 	return &WebhookAck{EventID: res.ID, Status: "accepted"}, nil
+}
+
+// redactAndParse applies the webhook's redaction globs (when it has any)
+// and normalizes the result.
+func redactAndParse(hook *store.Webhook, h http.Header, body []byte) ([]byte, webhook.Event, error) {
+	stored := body
+	if len(hook.RedactGlobs) > 0 {
+		var err error
+		if stored, err = webhook.Redact(body, hook.RedactGlobs); err != nil {
+			return nil, webhook.Event{}, err
+		}
+	}
+	ev, err := webhook.Parse(webhook.Provider(hook.Provider), h, stored)
+	return stored, ev, err
 }
 
 // webhookInvalid turns a payload error into the 422 shape.

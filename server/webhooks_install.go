@@ -12,11 +12,12 @@ func (s *Server) installWebhooks() {
 	s.wh = newWebhookService(s)
 	s.approvalHandlers = map[string]ApprovalHandler{"webhook_event": approveWebhookEvent}
 	if s.incidentArchiver == nil {
-		s.incidentArchiver = fileArchiver{root: s.cfg.Path("rag", "docs")}
+		s.incidentArchiver = ragArchiver{kb: s.rag}
 	}
 }
 
-// SetIncidentArchiver replaces the file archiver (the rag store, when wired).
+// SetIncidentArchiver replaces the rag store as the place resolved
+// incidents are filed (tools that keep them elsewhere).
 func (s *Server) SetIncidentArchiver(a IncidentArchiver) { s.incidentArchiver = a }
 
 // SetApprovalHandler plugs in the execution of one approval kind (tool_call).

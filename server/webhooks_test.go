@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -310,7 +308,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 // A storm of 500 Alertmanager deliveries of one group is one incident and
 // one run; resolving files the summary in the incidents collection.
 func TestWebhookAlertStormIsOneIncident(t *testing.T) {
-	env := newEnv(t)
+	env := newEnv(t, openSignup)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "alertmanager", "rate_limit_per_minute": 100000})
 	if f.hook["correlate"] != true {
@@ -356,9 +354,24 @@ func TestWebhookAlertStormIsOneIncident(t *testing.T) {
 	if kinds["alert"] != 500 || kinds["session"] != 1 || kinds["note"] != 1 || kinds["status"] != 2 {
 		t.Fatalf("timeline kinds: %v", kinds)
 	}
-	doc, err := os.ReadFile(filepath.Join(env.Dir, "rag", "docs", orgOf(t, owner), owner.Project, "incidents", id+".md"))
-	if err != nil || !strings.Contains(string(doc), "bad deploy; rolled back") {
-		t.Fatalf("archived summary: %v %s", err, doc)
+	// The summary is in the project's incidents collection, found by search
+	// at once (and by nobody outside the project).
+	var found struct {
+		Items []map[string]any `json:"items"`
+	}
+	owner.must(200, "GET", "/api/knowledge/search?q=rolled+back+deploy&collection=incidents", nil).decode(t, &found)
+	if len(found.Items) == 0 || found.Items[0]["name"] != id+".md" || found.Items[0]["collection"] != "incidents" {
+		t.Fatalf("resolved incident not found by knowledge search: %v", found.Items)
+	}
+	doc := owner.must(200, "GET", "/api/knowledge/documents/by-name?collection=incidents&name="+id+".md", nil).JSON()
+	if !strings.Contains(fmt.Sprint(doc["content"]), "bad deploy; rolled back") || !strings.Contains(fmt.Sprint(doc["content"]), "HighLatency") {
+		t.Fatalf("archived document: %v", doc)
+	}
+	stranger := env.register("stranger@example.com")
+	withProject(t, env, stranger)
+	stranger.must(200, "GET", "/api/knowledge/search?q=rolled+back+deploy", nil).decode(t, &found)
+	if len(found.Items) != 0 {
+		t.Fatalf("another tenant finds the incident: %v", found.Items)
 	}
 	// After resolution the same group opens a new incident.
 	f.post(t, amAlert(`{}:{alertname=HighLatency}`, "fp-new", "firing"), bearer(f.secret))

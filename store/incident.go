@@ -136,10 +136,11 @@ func (db *DB) FindIncidents(ctx context.Context, f IncidentFilter) ([]Incident, 
 
 // AddTimelineTx appends an entry to an incident's timeline.
 func AddTimelineTx(ctx context.Context, tx *Tx, incidentID, kind, actor, text, data string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data) VALUES (?,?,?,?,?,?,?)`,
-		NewID(), incidentID, TS(tx.Now), kind, nullStr(actor), text, orJSON(data, "{}"))
+	_, err := tx.ExecContext(ctx, insertTimeline, NewID(), incidentID, TS(tx.Now), kind, nullStr(actor), text, orJSON(data, "{}"))
 	return err
 }
+
+const insertTimeline = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data) VALUES (?,?,?,?,?,?,?)`
 
 // TransitionIncident acknowledges or resolves an incident (to is
 // acknowledged or resolved) and records who did it. Acknowledging a

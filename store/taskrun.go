@@ -186,13 +186,17 @@ type PendingRun struct {
 	Task         Task
 	ScheduledFor *time.Time
 	MissedFires  int
+	// Input is what started a webhook run (the alert, from the session's
+	// first prompt); "" for other triggers. It is untrusted data.
+	Input string
 }
 
 // FindPendingRuns returns up to limit pending task runs, oldest first.
 func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT r.scheduled_for, r.missed_fires, t.id, t.org_id, t.project_id, t.name,
 		t.description, t.prompt, t.agent_type, t.schedule, t.timezone, t.overlap_policy, t.timeout_seconds, t.max_steps,
-		t.max_cost_usd, s.id, s.trigger_source, s.created_by, s.created_at
+		t.max_cost_usd, s.id, s.trigger_source, s.created_by, s.created_at,
+		CASE WHEN s.trigger_source = 'webhook' THEN s.first_prompt ELSE '' END
 		FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id JOIN tasks t ON t.id = r.task_id
 		WHERE s.status = ? ORDER BY s.created_at, s.id LIMIT ?`, SessionPending, limit)
 	if err != nil {
@@ -207,7 +211,7 @@ func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, err
 		t := &p.Task
 		if err := rows.Scan(&sched, &p.MissedFires, &t.ID, &t.OrgID, &t.ProjectID, &t.Name, &t.Description, &t.Prompt,
 			&t.AgentType, &t.Schedule, &t.Timezone, &t.OverlapPolicy, &t.TimeoutSeconds, &t.MaxSteps, &t.MaxCostUSD,
-			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created); err != nil {
+			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created, &p.Input); err != nil {
 			return nil, err
 		}
 		p.ScheduledFor = scanNullTS(sched)

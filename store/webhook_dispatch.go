@@ -42,6 +42,10 @@ type DispatchPlan struct {
 	Correlation *Correlation
 	DropBody    bool // metadata-only webhooks drop the body once dispatched
 	Error       string
+	// RenderInput, when set, gives every target its Input; it is called
+	// only when the event starts work, not when it joins an open incident
+	// (most events of an alert storm), so the input is built only if used.
+	RenderInput func() string
 }
 
 // DispatchItem is one entry of an event's "what it dispatched" list.
@@ -71,23 +75,25 @@ func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]Dispat
 	var out []DispatchOutcome
 	err := db.Write(ctx, func(tx *Tx) error {
 		out = out[:0]
+		st := newTxStmts(tx)
 		for i := range plans {
-			o, err := applyDispatchTx(ctx, tx, &plans[i])
+			o, err := applyDispatchTx(ctx, st, &plans[i])
 			if err != nil {
 				return err
 			}
 			out = append(out, o)
 		}
-		return nil
+		return st.flushIncidents(ctx)
 	})
 	return out, err
 }
 
-func applyDispatchTx(ctx context.Context, tx *Tx, p *DispatchPlan) (DispatchOutcome, error) {
+func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (DispatchOutcome, error) {
+	tx := st.tx
 	e := p.Event
 	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}}
 	var status string
-	if err := tx.QueryRowContext(ctx, `SELECT status FROM webhook_events WHERE id = ?`, e.ID).Scan(&status); err != nil {
+	if err := st.queryRow(ctx, `SELECT status FROM webhook_events WHERE id = ?`, e.ID).Scan(&status); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			o.Skipped = true
 			return o, nil
@@ -103,7 +109,7 @@ func applyDispatchTx(ctx context.Context, tx *Tx, p *DispatchPlan) (DispatchOutc
 	if c := p.Correlation; c != nil && p.Error == "" {
 		var joined bool
 		var err error
-		inc, joined, err = correlateTx(ctx, tx, e, c)
+		inc, joined, err = correlateTx(ctx, st, e, c)
 		if err != nil {
 			return o, err
 		}
@@ -124,6 +130,12 @@ func applyDispatchTx(ctx context.Context, tx *Tx, p *DispatchPlan) (DispatchOutc
 	case p.NoMatch && o.Status != EventCorrelated:
 		o.Status = EventNoMatch
 	}
+	if len(p.Targets) > 0 && p.RenderInput != nil {
+		in := p.RenderInput()
+		for i := range p.Targets {
+			p.Targets[i].Input = in
+		}
+	}
 	approvals := 0
 	for _, t := range p.Targets {
 		it, err := dispatchTargetTx(ctx, tx, e, t, inc)
@@ -143,7 +155,7 @@ func applyDispatchTx(ctx context.Context, tx *Tx, p *DispatchPlan) (DispatchOutc
 	if p.DropBody {
 		q += `, body = NULL`
 	}
-	_, err := tx.ExecContext(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, TS(tx.Now), e.ID)
+	_, err := st.exec(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, TS(tx.Now), e.ID)
 	return o, err
 }
 
@@ -202,9 +214,11 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// RecordWebhookRunTx records a run of task started by a webhook event, with
-// input (the alert) after the task's prompt as the session's first prompt.
-// key is the run's exactly-once key. A disabled task records nothing and
+// RecordWebhookRunTx records a run of task started by a webhook event.
+// input (the alert) becomes the session's first prompt: for a webhook run
+// first_prompt is the event input, which FindPendingRuns hands to the
+// scheduler as PendingRun.Input (the task's own prompt is read from the task
+// when the run starts). key is the run's exactly-once key. A disabled task records nothing and
 // answers a skipped session-less result; an active run under
 // overlap_policy skip records a cancelled session, as scheduled fires do.
 func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID string) (*AgentSession, error) {
@@ -230,7 +244,7 @@ func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID
 		return nil, err
 	}
 	if input != "" {
-		s.FirstPrompt = t.Prompt + "\n\n" + input
+		s.FirstPrompt = input
 		if _, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET first_prompt = ? WHERE id = ?`, s.FirstPrompt, s.ID); err != nil {
 			return nil, err
 		}
@@ -272,11 +286,16 @@ func ApproveWebhookEventTx(ctx context.Context, tx *Tx, a *Approval, targetTaskI
 // adds the event to it (joined true), or opens a new incident for firing
 // alerts (joined false). A provider transition (acknowledged, resolved)
 // moves the incident it lands on.
-func correlateTx(ctx context.Context, tx *Tx, e *WebhookEvent, c *Correlation) (*Incident, bool, error) {
+func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlation) (*Incident, bool, error) {
+	tx := st.tx
 	var inc *Incident
 	since := TS(tx.Now.Add(-c.Window))
 	for _, k := range c.Keys {
-		i, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+prefixed("i.", incidentCols)+` FROM incident_keys k
+		if i := st.open[e.ProjectID+"\x00"+k]; i != nil {
+			inc = i // joined earlier in this batch: still open, within its window
+			break
+		}
+		i, err := scanIncident(st.queryRow(ctx, `SELECT `+prefixed("i.", incidentCols)+` FROM incident_keys k
 			JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'
 			AND i.last_alert_at >= ? ORDER BY i.last_alert_at DESC LIMIT 1`, e.ProjectID, k, since))
 		if err == nil {
@@ -304,24 +323,104 @@ func correlateTx(ctx context.Context, tx *Tx, e *WebhookEvent, c *Correlation) (
 	inc.AlertCount += c.AlertCount
 	inc.EventCount++
 	inc.LastAlertAt = tx.Now
-	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET alert_count = alert_count + ?, event_count = event_count + 1,
-		last_alert_at = ?, updated_at = ? WHERE id = ?`, c.AlertCount, TS(tx.Now), TS(tx.Now), inc.ID); err != nil {
-		return nil, false, err
+	d := st.counts[inc.ID]
+	if d == nil {
+		d = &incidentDelta{}
+		st.counts[inc.ID] = d
 	}
+	d.alerts += c.AlertCount
+	d.events++
 	for _, k := range c.Keys {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`,
+		mk := e.ProjectID + "\x00" + k
+		if st.open[mk] == inc {
+			continue
+		}
+		if _, err := st.exec(ctx, `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`,
 			e.ProjectID, k, inc.ID); err != nil {
 			return nil, false, err
 		}
+		st.open[mk] = inc
 	}
 	data, _ := json.Marshal(map[string]any{"event_id": e.ID, "event_type": e.Type, "alerts": json.RawMessage(orJSON(c.Alerts, "[]"))})
-	if err := AddTimelineTx(ctx, tx, inc.ID, "alert", "", c.Title, string(data)); err != nil {
+	if _, err := st.exec(ctx, insertTimeline, NewID(), inc.ID, TS(tx.Now), "alert", nil, c.Title, string(data)); err != nil {
 		return nil, false, err
 	}
 	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {
 		if err := transitionIncidentTx(ctx, tx, inc, c.Transition, "", ""); err != nil {
 			return nil, false, err
 		}
+		if inc.Status == IncidentResolved {
+			for k, i := range st.open {
+				if i == inc {
+					delete(st.open, k) // its keys are gone: the next alert opens a new incident
+				}
+			}
+		}
 	}
 	return inc, joined, nil
 }
+
+// incidentDelta is what a dispatch batch adds to one incident's counters,
+// written once when the batch ends rather than once per event.
+type incidentDelta struct{ alerts, events int }
+
+// flushIncidents writes the batch's counter deltas.
+func (s *txStmts) flushIncidents(ctx context.Context) error {
+	for id, d := range s.counts {
+		if _, err := s.exec(ctx, `UPDATE incidents SET alert_count = alert_count + ?, event_count = event_count + ?,
+			last_alert_at = ?, updated_at = ? WHERE id = ?`, d.alerts, d.events, TS(s.tx.Now), TS(s.tx.Now), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// txStmts is the state of one dispatch transaction. It caches prepared
+// statements (a batch runs the same few statements hundreds of times, and
+// parsing the SQL again for each was the dispatcher's largest cost; they
+// close with the transaction), the incidents the batch has joined by
+// project and key (an alert storm looks its incident up once, not once per
+// alert) and their counter deltas.
+type txStmts struct {
+	tx     *Tx
+	m      map[string]*sql.Stmt
+	open   map[string]*Incident
+	counts map[string]*incidentDelta
+}
+
+func newTxStmts(tx *Tx) *txStmts {
+	return &txStmts{tx: tx, m: map[string]*sql.Stmt{}, open: map[string]*Incident{}, counts: map[string]*incidentDelta{}}
+}
+
+func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st := s.m[q]; st != nil {
+		return st, nil
+	}
+	st, err := s.tx.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.m[q] = st
+	return st, nil
+}
+
+func (s *txStmts) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (s *txStmts) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// errRow is a row whose Scan reports a preparation error.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }

@@ -11,14 +11,13 @@ import (
 
 // OrganizationOut is an org as its members see it.
 type OrganizationOut struct {
-	ID               string         `json:"id"`
-	Name             string         `json:"name"`
-	Slug             string         `json:"slug"`
-	Personal         bool           `json:"personal"`
-	Branding         map[string]any `json:"branding"`
-	LLMKeyConfigured bool           `json:"llm_key_configured"`
-	CreatedAt        time.Time      `json:"created_at"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Slug      string         `json:"slug"`
+	Personal  bool           `json:"personal"`
+	Branding  map[string]any `json:"branding"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 }
 
 // OrgWithRoleOut is an org the caller belongs to, with the caller's role.
@@ -50,9 +49,6 @@ type OrganizationBrandingUpdate struct {
 func orgOut(o *store.Organization) OrganizationOut {
 	out := OrganizationOut{ID: o.ID, Name: o.Name, Slug: o.Slug, Personal: o.Personal, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Branding: map[string]any{}}
 	_ = json.Unmarshal([]byte(o.Branding), &out.Branding)
-	var settings map[string]any
-	_ = json.Unmarshal([]byte(o.Settings), &settings)
-	_, out.LLMKeyConfigured = settings["llm"]
 	return out
 }
 

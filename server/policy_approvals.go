@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -38,13 +39,36 @@ type ToolCallSubject struct {
 	RuleIDs    []string        `json:"rule_ids"`
 }
 
-// callHash binds a tool name to its exact argument bytes.
+// callHash binds a tool name to its exact arguments, in canonical form.
 func callHash(tool string, args json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(tool))
 	h.Write([]byte{0})
-	h.Write(args)
+	h.Write(canonicalArgs(args))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalArgs is one spelling of a JSON value: the arguments a paused
+// run is approved for travel through the stored transcript, whose JSON
+// encoding compacts them and escapes <, > and &, before the resumed run
+// executes them. Every value the tool would read is kept (strings and
+// numbers verbatim, keys sorted, a repeated key as its last value, which
+// is what the tool's decoder keeps too); arguments that are not JSON are
+// hashed as they are.
+func canonicalArgs(args json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return args
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return args
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // installToolApprovals registers the tool_call kind with the approvals.

@@ -1,0 +1,170 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
+)
+
+// End-to-end tests of the session runner and the policy layer together,
+// through HTTP only: a chat over SSE against the fake LLM, the real
+// run_command tool on the server host, approvals decided through the API,
+// rules, secrets and budgets set through the API.
+
+// e2e is one server with the fake LLM and local commands allowed.
+type e2e struct {
+	env  *testEnv
+	fake *llmfake.Server
+	c    *client
+	work string // the project's working directory for local commands
+}
+
+func newE2E(t *testing.T, turns ...llmfake.Turn) *e2e {
+	t.Helper()
+	fake := llmfake.New(t, turns...)
+	env := newEnv(t, withLLM(fake), allowLocal)
+	c := env.register("oncall@example.com")
+	withProject(t, env, c)
+	return &e2e{env: env, fake: fake, c: c, work: filepath.Join(env.Dir, "work", c.Project)}
+}
+
+// chat starts a session and reads its first turn's stream to the end.
+func (e *e2e) chat(t *testing.T, message string) (string, []sseEvent) {
+	t.Helper()
+	res, evs := e.c.stream("POST", "/api/chat", map[string]any{"message": message}, 0, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("chat: %d", res.StatusCode)
+	}
+	if len(evs) == 0 || evs[len(evs)-1].Type != "done" {
+		t.Fatalf("chat stream must end with done: %v", types(evs))
+	}
+	return res.Header.Get("X-Session-ID"), evs
+}
+
+// watch follows a session's events after lastID until a done event.
+func (e *e2e) watch(t *testing.T, sid string, lastID int64) []sseEvent {
+	t.Helper()
+	res, evs := e.c.stream("GET", "/api/sessions/"+sid+"/events", nil, lastID,
+		func(ev sseEvent) bool { return ev.Type == "done" })
+	if res.StatusCode != 200 {
+		t.Fatalf("events: %d", res.StatusCode)
+	}
+	if len(evs) == 0 || evs[0].ID != lastID+1 || evs[len(evs)-1].Type != "done" {
+		t.Fatalf("events after %d: %v\n%s", lastID, types(evs), e.env.Logs.String())
+	}
+	return evs
+}
+
+// waitingApproval checks the end of a turn that stopped for a person: the
+// stream carries approval.required with an approval id, the session waits,
+// and the approval is listed pending with the exact rendered command.
+func (e *e2e) waitingApproval(t *testing.T, sid string, evs []sseEvent, command string) string {
+	t.Helper()
+	ar := lastOf(t, evs, "approval.required")
+	id, _ := ar.Data["approval_id"].(string)
+	if id == "" || ar.Data["name"] != "run_command" {
+		t.Fatalf("approval.required: %v", ar.Data)
+	}
+	if done := lastOf(t, evs, "done"); done.Data["waiting_approval"] != true || done.Data["status"] != "running" {
+		t.Fatalf("done of a waiting turn: %v", done.Data)
+	}
+	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
+	if d["status"] != "running" || d["waiting_approval"] != true {
+		t.Fatalf("session while waiting: %v", d)
+	}
+	page := e.c.must(200, "GET", "/api/approvals?status=pending&kind=tool_call", nil).JSON()
+	items := page["items"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("pending approvals: %v", page)
+	}
+	item := items[0].(map[string]any)
+	subj := item["subject"].(map[string]any)
+	if item["id"] != id || item["session_id"] != sid || subj["tool"] != "run_command" || subj["command"] != command ||
+		subj["target"] != "server" {
+		t.Fatalf("pending approval: %v", item)
+	}
+	return id
+}
+
+// runs counts the lines a command appended to a file of the work dir.
+func (e *e2e) runs(name string) int {
+	b, err := os.ReadFile(filepath.Join(e.work, name))
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// toolResultsSent are the tool results the model was sent in request i.
+func (e *e2e) toolResultsSent(t *testing.T, i int) []llmfake.Message {
+	t.Helper()
+	reqs := e.fake.Requests()
+	if i >= len(reqs) {
+		t.Fatalf("the model got %d requests, want at least %d", len(reqs), i+1)
+	}
+	return reqs[i].ToolResults()
+}
+
+const echoHello = `echo hello >> hello.log && cat hello.log`
+
+func TestE2EApproveRunsTheCommandOnceAndCompletes(t *testing.T) {
+	// Spaced as local models write it: the stored transcript compacts it.
+	args := `{"command": "` + echoHello + `", "target": "server"}`
+	e := newE2E(t,
+		llmfake.ToolCall("run_command", args).WithUsage(100, 10),
+		llmfake.Text("Done: it printed hello.").WithUsage(200, 10),
+	)
+	sid, evs := e.chat(t, "say hello on the server")
+	id := e.waitingApproval(t, sid, evs, echoHello)
+	if e.runs("hello.log") != 0 {
+		t.Fatal("the command ran before approval")
+	}
+	if call := lastOf(t, evs, "tool.call"); call.Data["name"] != "run_command" {
+		t.Fatalf("tool.call: %v", call.Data)
+	}
+
+	last := evs[len(evs)-1].ID
+	a := e.c.must(200, "POST", "/api/approvals/"+id+"/approve", map[string]any{"comment": "go"}).JSON()
+	if a["status"] != "approved" {
+		t.Fatalf("approve: %v", a)
+	}
+	more := e.watch(t, sid, last)
+	if more[0].Type != "session" {
+		t.Fatalf("the resumed turn must open with session: %v", types(more))
+	}
+	res := lastOf(t, more, "tool.result")
+	if res.Data["is_error"] != false || res.Data["name"] != "run_command" || !strings.Contains(res.Data["output"].(string), "hello") {
+		t.Fatalf("tool.result after approval: %v", res.Data)
+	}
+	if done := lastOf(t, more, "done"); done.Data["status"] != "completed" {
+		t.Fatalf("done after approval: %v", done.Data)
+	}
+	if n := e.runs("hello.log"); n != 1 {
+		t.Fatalf("the approved command ran %d times, want once", n)
+	}
+	sent := e.toolResultsSent(t, 1)
+	if len(sent) != 1 || sent[0].IsError || !strings.Contains(sent[0].Content, "hello") {
+		t.Fatalf("the model was sent %+v", sent)
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, []byte(args))
+	if calls := e.fake.Requests()[1].Messages[1].ToolCalls; len(calls) != 1 || calls[0].Arguments != compact.String() {
+		t.Fatalf("the call in the history changed: %+v", calls)
+	}
+	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
+	if d["status"] != "completed" || d["waiting_approval"] != false || d["summary"] != "Done: it printed hello." {
+		t.Fatalf("session after approval: %v", d)
+	}
+
+	// Single use: approving again is a conflict and nothing runs again.
+	e.c.must(409, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	e.c.must(409, "POST", "/api/approvals/"+id+"/deny", map[string]any{})
+	if n := e.runs("hello.log"); n != 1 || e.fake.Remaining() != 0 {
+		t.Fatalf("after a second approve: %d runs, %d turns left", n, e.fake.Remaining())
+	}
+}

@@ -168,9 +168,35 @@ func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
 	}
 	run := AgentRunInfo{OrgID: a.OrgID, ProjectID: a.ProjectID, SessionID: a.SessionID, UserID: a.DecidedBy}
 	dec := agent.Approval{CallID: subj.CallID, Approved: a.Status == store.ApprovalApproved, Reason: a.Comment}
+	if a.Status == store.ApprovalExpired {
+		dec.Reason = expiredReason
+	}
 	if err := s.agent.resume(ctx, run, dec); err != nil {
 		s.log.Warn("policy: session not resumed after a decision", "approval_id", a.ID, "session_id", a.SessionID, "err", err)
 	}
+}
+
+// expiredReason is what a session waiting on an approval nobody decided in
+// time is told.
+const expiredReason = "not approved in time: the approval expired undecided, so the call did not run"
+
+// ExpireApprovals is the approval-expiry job: pending approvals past their
+// expiry become expired, and the sessions waiting on expired tool calls
+// continue, told the call did not run. (Deciding an expired approval is a
+// conflict whether or not this has run yet.)
+func (s *Server) ExpireApprovals(ctx context.Context) error {
+	expired, err := s.db.ExpireToolApprovals(ctx)
+	for i := range expired {
+		a := &expired[i]
+		s.audit(ctx, AuditEvent{Action: "approval.expired", Outcome: "success", OrgID: a.OrgID, ProjectID: a.ProjectID,
+			TargetType: "approval", TargetID: a.ID, Detail: map[string]any{"kind": a.Kind, "session_id": a.SessionID}})
+		s.toolCallDecided(ctx, a)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExpireApprovals(ctx)
+	return err
 }
 
 // ApprovalRememberOut is an approval approved with the rule it added.

@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
@@ -166,5 +168,81 @@ func TestE2EApproveRunsTheCommandOnceAndCompletes(t *testing.T) {
 	e.c.must(409, "POST", "/api/approvals/"+id+"/deny", map[string]any{})
 	if n := e.runs("hello.log"); n != 1 || e.fake.Remaining() != 0 {
 		t.Fatalf("after a second approve: %d runs, %d turns left", n, e.fake.Remaining())
+	}
+}
+
+func TestE2EDenyWithCommentNeverRunsAndTheModelReadsWhy(t *testing.T) {
+	args := `{"command":"` + echoHello + `"}`
+	e := newE2E(t,
+		llmfake.ToolCall("run_command", args),
+		llmfake.Text("Understood, I will wait for the deploy."),
+	)
+	sid, evs := e.chat(t, "say hello on the server")
+	id := e.waitingApproval(t, sid, evs, echoHello)
+	last := evs[len(evs)-1].ID
+	a := e.c.must(200, "POST", "/api/approvals/"+id+"/deny", map[string]any{"comment": "not during the deploy freeze"}).JSON()
+	if a["status"] != "denied" || a["comment"] != "not during the deploy freeze" {
+		t.Fatalf("deny: %v", a)
+	}
+	more := e.watch(t, sid, last)
+	res := lastOf(t, more, "tool.result")
+	if res.Data["is_error"] != true || !strings.Contains(res.Data["output"].(string), "not during the deploy freeze") {
+		t.Fatalf("tool.result after denial: %v", res.Data)
+	}
+	if done := lastOf(t, more, "done"); done.Data["status"] != "completed" {
+		t.Fatalf("done after denial: %v", done.Data)
+	}
+	sent := e.toolResultsSent(t, 1)
+	if len(sent) != 1 || !strings.Contains(sent[0].Content, "not during the deploy freeze") {
+		t.Fatalf("the model was sent %+v", sent)
+	}
+	if e.runs("hello.log") != 0 {
+		t.Fatal("a denied command ran")
+	}
+	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
+	if d["status"] != "completed" || d["waiting_approval"] != false {
+		t.Fatalf("session after denial: %v", d)
+	}
+	e.c.must(409, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	if e.runs("hello.log") != 0 || e.fake.Remaining() != 0 {
+		t.Fatal("approving a denied approval ran something")
+	}
+}
+
+func TestE2EExpiredApprovalCannotBeApprovedAndNeverRuns(t *testing.T) {
+	args := `{"command":"` + echoHello + `"}`
+	e := newE2E(t,
+		llmfake.ToolCall("run_command", args),
+		llmfake.Text("Nobody approved it in time; nothing was run."),
+	)
+	e.env.UseClock()
+	sid, evs := e.chat(t, "say hello on the server")
+	id := e.waitingApproval(t, sid, evs, echoHello)
+	last := evs[len(evs)-1].ID
+
+	e.env.Advance(2 * time.Hour)
+	e.c.refresh()
+	if err := e.env.Srv.ExpireApprovals(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.c.must(409, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	if a := e.c.must(200, "GET", "/api/approvals/"+id, nil).JSON(); a["status"] != "expired" {
+		t.Fatalf("approval past its expiry: %v", a)
+	}
+	// The session is told, and ends; the command never ran.
+	more := e.watch(t, sid, last)
+	res := lastOf(t, more, "tool.result")
+	if res.Data["is_error"] != true || !strings.Contains(res.Data["output"].(string), "expired") {
+		t.Fatalf("tool.result after expiry: %v", res.Data)
+	}
+	if done := lastOf(t, more, "done"); done.Data["status"] != "completed" {
+		t.Fatalf("done after expiry: %v", done.Data)
+	}
+	if sent := e.toolResultsSent(t, 1); len(sent) != 1 || !strings.Contains(sent[0].Content, "expired") {
+		t.Fatalf("the model was sent %+v", sent)
+	}
+	e.c.must(409, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	if e.runs("hello.log") != 0 || e.fake.Remaining() != 0 {
+		t.Fatal("an expired approval ran")
 	}
 }

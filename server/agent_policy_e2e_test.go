@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,5 +311,61 @@ func TestE2EMustNeverBlocksTheInsistingModelAndInjectedPrompts(t *testing.T) {
 	e.blockedTwice(t, sid, evs, "Never restart anything during the freeze", 3)
 	if e.runs("restart.log") != 0 || e.fake.Remaining() != 0 {
 		t.Fatalf("a must_never command ran (%d) or the script is off (%d left)", e.runs("restart.log"), e.fake.Remaining())
+	}
+}
+
+// rawEvents is every event of a session as served, for searching.
+func (e *e2e) rawEvents(t *testing.T, sid string) string {
+	t.Helper()
+	r := e.c.must(200, "GET", "/api/sessions/"+sid+"/events", nil)
+	return string(r.Body)
+}
+
+func TestE2ESecretsAreInjectedAndNeverShown(t *testing.T) {
+	const value = "s3cr3tValue9f8e7d6c"
+	cmd := `printf '%s' "$DB_TOKEN" > token.txt && echo "token is $DB_TOKEN"`
+	args, _ := json.Marshal(map[string]any{"command": cmd, "target": "server", "secrets": []string{"DB_TOKEN"}})
+	e := newE2E(t,
+		llmfake.ToolCall("run_command", string(args)),
+		llmfake.Text("The command printed the token (masked)."),
+	)
+	e.c.must(200, "PUT", "/api/secrets/DB_TOKEN", map[string]any{"value": value})
+	sid, evs := e.chat(t, "check the database token")
+	id := e.waitingApproval(t, sid, evs, cmd)
+	last := evs[len(evs)-1].ID
+	e.c.must(200, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	more := e.watch(t, sid, last)
+
+	// Injected: the command saw the value.
+	if b, err := os.ReadFile(filepath.Join(e.work, "token.txt")); err != nil || string(b) != value {
+		t.Fatalf("the secret was not injected: %q %v", b, err)
+	}
+	res := lastOf(t, more, "tool.result")
+	out := res.Data["output"].(string)
+	if res.Data["is_error"] != false || !strings.Contains(out, "token is ") || strings.Contains(out, value) {
+		t.Fatalf("tool.result: %v", res.Data)
+	}
+	if lastOf(t, more, "done").Data["status"] != "completed" {
+		t.Fatal("session did not complete")
+	}
+
+	// Masked everywhere it could leak.
+	places := map[string]string{
+		"transcript": string(e.c.must(200, "GET", "/api/sessions/"+sid+"/transcript", nil).Body),
+		"events":     e.rawEvents(t, sid),
+		"approvals":  string(e.c.must(200, "GET", "/api/approvals?session_id="+sid, nil).Body),
+		"detail":     string(e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).Body),
+		"log":        e.env.Logs.String(),
+	}
+	for i, r := range e.fake.Requests() {
+		places[fmt.Sprintf("model request %d", i)] = string(r.Body) + r.Text()
+	}
+	for where, text := range places {
+		if strings.Contains(text, value) {
+			t.Errorf("the secret's value appears in the %s", where)
+		}
+	}
+	if !strings.Contains(places["transcript"], "token is ") || !strings.Contains(e.fake.Requests()[1].Text(), "token is ") {
+		t.Fatal("the masked output is missing from the transcript or the model's request")
 	}
 }

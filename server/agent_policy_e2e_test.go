@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -367,5 +368,52 @@ func TestE2ESecretsAreInjectedAndNeverShown(t *testing.T) {
 	}
 	if !strings.Contains(places["transcript"], "token is ") || !strings.Contains(e.fake.Requests()[1].Text(), "token is ") {
 		t.Fatal("the masked output is missing from the transcript or the model's request")
+	}
+}
+
+func TestE2EBudgetStopsARunAndShowsSpendAgainstCap(t *testing.T) {
+	e := newE2E(t,
+		llmfake.ToolCall("search_knowledge", `{"query":"api latency"}`).WithUsage(100, 10),
+		llmfake.Text("never reached"),
+	)
+	b := e.c.must(200, "PUT", "/api/budget", map[string]any{"session_tokens": 50}).JSON()
+	if caps := b["project"].(map[string]any)["caps"].(map[string]any); caps["session_tokens"].(float64) != 50 {
+		t.Fatalf("put budget: %v", b)
+	}
+	sid, evs := e.chat(t, "why is the api slow?")
+	done := lastOf(t, evs, "done")
+	reason, _ := done.Data["reason"].(string)
+	if done.Data["status"] != "failed" || !strings.Contains(reason, "cap of 50 tokens") {
+		t.Fatalf("done: %v", done.Data)
+	}
+	if errEv := lastOf(t, evs, "error"); errEv.Data["code"] != "budget_exceeded" {
+		t.Fatalf("error event: %v", errEv.Data)
+	}
+	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
+	if d["status"] != "failed" || !strings.Contains(d["reason"].(string), "cap of 50 tokens") || d["tokens_in"].(float64) != 100 {
+		t.Fatalf("session detail: %v", d)
+	}
+	if len(e.fake.Requests()) != 1 {
+		t.Fatalf("the model was called %d times past the cap", len(e.fake.Requests()))
+	}
+
+	// The dashboard: the cap beside what was spent (100 in at $1000/M, 10 out at $2000/M).
+	got := e.c.must(200, "GET", "/api/budget", nil).JSON()["project"].(map[string]any)
+	spend := got["spend"].(map[string]any)
+	if got["caps"].(map[string]any)["session_tokens"].(float64) != 50 || math.Abs(spend["today"].(float64)-0.12) > 1e-9 ||
+		math.Abs(spend["this_month"].(float64)-0.12) > 1e-9 {
+		t.Fatalf("budget: %v", got)
+	}
+
+	// The next turn of the same session is over the cap before it starts.
+	res, evs2 := e.c.stream("POST", "/api/chat", map[string]any{"message": "try again", "session_id": sid}, 0, nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("next turn: %d", res.StatusCode)
+	}
+	if done := lastOf(t, evs2, "done"); done.Data["status"] != "failed" || !strings.Contains(done.Data["reason"].(string), "cap of 50 tokens") {
+		t.Fatalf("next turn done: %v", done.Data)
+	}
+	if len(e.fake.Requests()) != 1 {
+		t.Fatal("the model was called for a session already over its cap")
 	}
 }

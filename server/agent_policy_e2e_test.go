@@ -69,13 +69,19 @@ func (e *e2e) watch(t *testing.T, sid string, lastID int64) []sseEvent {
 // and the approval is listed pending with the exact rendered command.
 func (e *e2e) waitingApproval(t *testing.T, sid string, evs []sseEvent, command string) string {
 	t.Helper()
-	ar := lastOf(t, evs, "approval.required")
+	if done := lastOf(t, evs, "done"); done.Data["waiting_approval"] != true || done.Data["status"] != "running" {
+		t.Fatalf("done of a waiting turn: %v", done.Data)
+	}
+	return e.waitingApprovalOf(t, sid, lastOf(t, evs, "approval.required"), command)
+}
+
+// waitingApprovalOf checks an approval.required event against the session
+// and the pending approval it names, and returns the approval's id.
+func (e *e2e) waitingApprovalOf(t *testing.T, sid string, ar sseEvent, command string) string {
+	t.Helper()
 	id, _ := ar.Data["approval_id"].(string)
 	if id == "" || ar.Data["name"] != "run_command" {
 		t.Fatalf("approval.required: %v", ar.Data)
-	}
-	if done := lastOf(t, evs, "done"); done.Data["waiting_approval"] != true || done.Data["status"] != "running" {
-		t.Fatalf("done of a waiting turn: %v", done.Data)
 	}
 	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
 	if d["status"] != "running" || d["waiting_approval"] != true {
@@ -416,4 +422,59 @@ func TestE2EBudgetStopsARunAndShowsSpendAgainstCap(t *testing.T) {
 	if len(e.fake.Requests()) != 1 {
 		t.Fatal("the model was called for a session already over its cap")
 	}
+}
+
+// waitTask polls a task until pred holds.
+func (e *e2e) waitTask(t *testing.T, id string, pred func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		task := e.c.must(200, "GET", "/api/tasks/"+id, nil).JSON()
+		if pred(task) {
+			return task
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task never reached the state: %v", task)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestE2ETaskRunWaitsForApprovalAndCompletesWhenApproved(t *testing.T) {
+	args := `{"command":"` + echoHello + `"}`
+	e := newE2E(t,
+		llmfake.ToolCall("run_command", args).WithUsage(100, 10),
+		llmfake.Text("Said hello.").WithUsage(100, 10),
+	)
+	task := createTask(t, e.c, map[string]any{"name": "hello", "prompt": "say hello on the server"})
+	tid := task["id"].(string)
+	sid := e.c.must(202, "POST", "/api/tasks/"+tid+"/trigger", nil).JSON()["session_id"].(string)
+	waitSession(t, e.c, sid, func(d map[string]any) bool { return d["waiting_approval"] == true })
+	if tk := e.c.must(200, "GET", "/api/tasks/"+tid, nil).JSON(); tk["last_status"] != "running" {
+		t.Fatalf("task while its run waits: %v", tk)
+	}
+	_, evs := e.c.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, func(ev sseEvent) bool { return ev.Type == "approval.required" })
+	id := e.waitingApprovalOf(t, sid, lastOf(t, evs, "approval.required"), echoHello)
+	if e.runs("hello.log") != 0 {
+		t.Fatal("ran before approval")
+	}
+
+	last := evs[len(evs)-1].ID
+	e.c.must(200, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	more := e.watch(t, sid, last)
+	if res := lastOf(t, more, "tool.result"); res.Data["is_error"] != false || !strings.Contains(res.Data["output"].(string), "hello") {
+		t.Fatalf("tool.result: %v", res.Data)
+	}
+	tk := e.waitTask(t, tid, func(tk map[string]any) bool { return tk["last_status"] != "running" })
+	if tk["last_status"] != "completed" || tk["last_session_id"] != sid {
+		t.Fatalf("task after the approved run: %v", tk)
+	}
+	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
+	if d["status"] != "completed" || d["waiting_approval"] != false || d["tokens_in"].(float64) != 200 || d["summary"] != "Said hello." {
+		t.Fatalf("task session: %v", d)
+	}
+	if e.runs("hello.log") != 1 || !strings.Contains(e.toolResultsSent(t, 1)[0].Content, "hello") {
+		t.Fatal("the approved command did not run exactly once, or its result did not reach the model")
+	}
+	e.c.must(409, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
 }

@@ -354,17 +354,26 @@ func (r *agentRunner) requestApproval(ctx context.Context, info AgentRunInfo, p 
 	return id
 }
 
+// encodeTranscript stores messages and the pending call as JSON that does
+// not escape <, > and &: a resumed run sends the model its history (tool
+// arguments included) as it was, not rewritten as \u003e and \u0026.
 func encodeTranscript(msgs []llm.Message, p *agent.Pending) (string, string) {
 	if msgs == nil {
 		msgs = []llm.Message{}
 	}
-	m, _ := json.Marshal(msgs)
 	pending := ""
 	if p != nil {
-		b, _ := json.Marshal(p)
-		pending = string(b)
+		pending = marshalNoEscape(p)
 	}
-	return string(m), pending
+	return marshalNoEscape(msgs), pending
+}
+
+func marshalNoEscape(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func decodeTranscript(t *store.Transcript) ([]llm.Message, *agent.Pending, error) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/opsagent/opsagent/server/agent"
@@ -136,6 +135,17 @@ func (r *agentRunner) resumeApproved(ctx context.Context, info AgentRunInfo, d a
 		default:
 			return errSessionBusy
 		}
+	} else if lr != nil {
+		// The chat turn that stopped for this approval records the approval
+		// before its transcript and wait flag, and stays live while it writes
+		// its last events: a quick decision must wait for it to end, or it
+		// finds the session not yet waiting, or busy.
+		select {
+		case <-lr.finished:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Second):
+		}
 	}
 	sess, err := r.s.db.FindAgentSession(ctx, info.OrgID, info.SessionID)
 	if err != nil {
@@ -169,9 +179,12 @@ func (r *agentRunner) resumeApproved(ctx context.Context, info AgentRunInfo, d a
 	}
 	info.ProjectID, info.Source, info.TriggerSource, info.TaskID = sess.ProjectID, sess.Source, sess.TriggerSource, sess.TaskID
 	spec := turnSpec{info: info, history: msgs, approval: &d, turn: full.Turns, maxSteps: chatMaxSteps, agentTyp: sess.AgentType}
-	if _, err = r.launch(spec, last+1, chatTurnTimeout); errors.Is(err, errSessionBusy) {
-		// Claimed but another turn is live: cannot happen while the claim holds; report it.
-		r.log.Error("agent: approved session already has a live turn", "session_id", info.SessionID)
+	if _, err = r.launch(spec, last+1, chatTurnTimeout); err != nil {
+		// Claimed but it cannot run: end the session failed rather than
+		// leave it running with nobody to continue it.
+		r.log.Error("agent: approved session could not continue", "session_id", info.SessionID, "err", err)
+		_, _ = r.s.db.EndTurn(context.WithoutCancel(ctx), info.SessionID, store.TurnEnd{Status: store.SessionFailed,
+			Reason: "internal error: the session could not continue after the decision", Messages: tr.Messages, Pending: tr.Pending})
 	}
 	return err
 }

@@ -32,6 +32,7 @@ type testEnv struct {
 	Cfg   server.Config
 	mu    sync.Mutex
 	now   time.Time
+	fixed bool // the manual clock is on (UseClock)
 	Logs  *bytes.Buffer
 	close func()
 }
@@ -66,6 +67,9 @@ func startEnv(t testing.TB, dir string, opts ...func(*server.Config)) *testEnv {
 		t.Fatal(err)
 	}
 	env := &testEnv{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, DB: db, Dir: dir, Cfg: cfg, Logs: logs, now: time.Now().UTC()}
+	// The clock is installed before anything runs: swapping it later races
+	// with the background writers. UseClock only switches it to manual.
+	srv.SetClock(env.clock)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -89,16 +93,21 @@ func (e *testEnv) Restart(opts ...func(*server.Config)) *testEnv {
 	return startEnv(e.t, e.Dir, opts...)
 }
 
+// clock is the server's clock: real time until UseClock, then manual.
+func (e *testEnv) clock() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.fixed {
+		return time.Now().UTC()
+	}
+	return e.now
+}
+
 // UseClock switches the server to a manual clock starting now.
 func (e *testEnv) UseClock() {
 	e.mu.Lock()
-	e.now = time.Now().UTC()
-	e.mu.Unlock()
-	e.Srv.SetClock(func() time.Time {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.now
-	})
+	defer e.mu.Unlock()
+	e.now, e.fixed = time.Now().UTC(), true
 }
 
 // Advance moves the manual clock.

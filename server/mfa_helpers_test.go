@@ -8,13 +8,6 @@ import (
 	"github.com/pquerna/otp/totp"
 )
 
-// clock reads the manual clock set by UseClock.
-func (e *testEnv) clock() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.now
-}
-
 // totpCode computes the code an authenticator app shows at t (pquerna/otp).
 func totpCode(t *testing.T, secret string, at time.Time) string {
 	t.Helper()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -38,13 +39,36 @@ type ToolCallSubject struct {
 	RuleIDs    []string        `json:"rule_ids"`
 }
 
-// callHash binds a tool name to its exact argument bytes.
+// callHash binds a tool name to its exact arguments, in canonical form.
 func callHash(tool string, args json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(tool))
 	h.Write([]byte{0})
-	h.Write(args)
+	h.Write(canonicalArgs(args))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalArgs is one spelling of a JSON value: the arguments a paused
+// run is approved for travel through the stored transcript, whose JSON
+// encoding compacts them and escapes <, > and &, before the resumed run
+// executes them. Every value the tool would read is kept (strings and
+// numbers verbatim, keys sorted, a repeated key as its last value, which
+// is what the tool's decoder keeps too); arguments that are not JSON are
+// hashed as they are.
+func canonicalArgs(args json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return args
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return args
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // installToolApprovals registers the tool_call kind with the approvals.
@@ -144,9 +168,35 @@ func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
 	}
 	run := AgentRunInfo{OrgID: a.OrgID, ProjectID: a.ProjectID, SessionID: a.SessionID, UserID: a.DecidedBy}
 	dec := agent.Approval{CallID: subj.CallID, Approved: a.Status == store.ApprovalApproved, Reason: a.Comment}
+	if a.Status == store.ApprovalExpired {
+		dec.Reason = expiredReason
+	}
 	if err := s.agent.resume(ctx, run, dec); err != nil {
 		s.log.Warn("policy: session not resumed after a decision", "approval_id", a.ID, "session_id", a.SessionID, "err", err)
 	}
+}
+
+// expiredReason is what a session waiting on an approval nobody decided in
+// time is told.
+const expiredReason = "not approved in time: the approval expired undecided, so the call did not run"
+
+// ExpireApprovals is the approval-expiry job: pending approvals past their
+// expiry become expired, and the sessions waiting on expired tool calls
+// continue, told the call did not run. (Deciding an expired approval is a
+// conflict whether or not this has run yet.)
+func (s *Server) ExpireApprovals(ctx context.Context) error {
+	expired, err := s.db.ExpireToolApprovals(ctx)
+	for i := range expired {
+		a := &expired[i]
+		s.audit(ctx, AuditEvent{Action: "approval.expired", Outcome: "success", OrgID: a.OrgID, ProjectID: a.ProjectID,
+			TargetType: "approval", TargetID: a.ID, Detail: map[string]any{"kind": a.Kind, "session_id": a.SessionID}})
+		s.toolCallDecided(ctx, a)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExpireApprovals(ctx)
+	return err
 }
 
 // ApprovalRememberOut is an approval approved with the rule it added.

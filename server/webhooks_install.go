@@ -29,10 +29,7 @@ func (s *Server) registerWebhookJobs(r *scheduler.Runner) error {
 	if err := r.Add("webhook-retention", "@every 1h", s.SweepWebhookRetention); err != nil {
 		return err
 	}
-	return r.Add("approval-expiry", "@every 1m", func(ctx context.Context) error {
-		_, err := s.db.ExpireApprovals(ctx)
-		return err
-	})
+	return r.Add("approval-expiry", "@every 1m", s.ExpireApprovals)
 }
 
 // SweepWebhookRetention deletes events older than their webhook's

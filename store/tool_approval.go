@@ -35,3 +35,29 @@ func (db *DB) ConsumeToolApproval(ctx context.Context, orgID, projectID, session
 	})
 	return id, err
 }
+
+// ExpireToolApprovals marks pending tool_call approvals past their expiry
+// as expired and returns them, so the sessions waiting on them can be told
+// (ExpireApprovals, which expires every kind, tells no one).
+func (db *DB) ExpireToolApprovals(ctx context.Context) ([]Approval, error) {
+	var out []Approval
+	err := db.Write(ctx, func(tx *Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, `UPDATE approvals SET status = ?, updated_at = ?
+			WHERE kind = ? AND status = ? AND expires_at <= ? RETURNING `+approvalCols,
+			ApprovalExpired, TS(tx.Now), ApprovalToolCall, ApprovalPending, TS(tx.Now))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			a, err := scanApproval(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *a)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

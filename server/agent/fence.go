@@ -62,7 +62,7 @@ func cutForward(s string, i int) int {
 // truncated to budget and fenced; other messages as they are. toolName
 // names the tool whose call the result answers.
 func viewOf(m llm.Message, toolName string, budget int) llm.Message {
-	if m.Role == llm.RoleTool {
+	if m.Role == llm.RoleTool && !m.Platform {
 		body, _ := truncate(m.Content, budget)
 		m.Content = fence(toolName, body)
 	}

@@ -97,7 +97,7 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 		}
 		tool, err := r.cfg.Tools.validate(c.Name, c.Arguments)
 		if err != nil {
-			r.answer(step, c, "error: "+err.Error(), true, false, false, 0)
+			r.answer(step, c, "error: "+err.Error(), true, false, false, true, 0)
 			continue
 		}
 		call := Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, ReadOnly: tool.ReadOnly()}
@@ -107,9 +107,9 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 			started := time.Now()
 			out, err := r.runTool(ctx, tool, call)
 			if err != nil {
-				r.answer(step, c, "error: "+err.Error(), true, false, false, time.Since(started))
+				r.answer(step, c, "error: "+err.Error(), true, false, false, false, time.Since(started))
 			} else {
-				r.answer(step, c, out, false, false, true, time.Since(started))
+				r.answer(step, c, out, false, false, true, false, time.Since(started))
 			}
 		case VerdictNeedApproval:
 			r.emit(Event{Type: EventApprovalRequired, Data: ApprovalRequired{
@@ -118,7 +118,7 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 			res.Pending = &Pending{Step: step, Call: call, Reason: d.Reason}
 			return res, true
 		default: // VerdictBlock, and any verdict this code does not know
-			r.answer(step, c, "error: this call was refused and did not run: "+d.Reason, true, true, false, 0)
+			r.answer(step, c, "error: this call was refused and did not run: "+d.Reason, true, true, false, true, 0)
 		}
 	}
 	return Result{}, false
@@ -131,7 +131,8 @@ func (r *run) decide(ctx context.Context, call Call) Decision {
 		if a.Approved {
 			return Allow()
 		}
-		reason := "denied by an operator"
+		// The reason says why (an operator's comment, or that nobody approved in time).
+		reason := "not approved"
 		if a.Reason != "" {
 			reason += ": " + a.Reason
 		}
@@ -161,9 +162,10 @@ func (r *run) runTool(ctx context.Context, tool Tool, call Call) (out string, er
 }
 
 // answer appends a tool result and emits it. Only real tool output
-// (fromTool) can be truncated for the model.
-func (r *run) answer(step int, c llm.ToolCall, text string, isErr, blocked, fromTool bool, took time.Duration) {
-	r.append(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: text, IsError: isErr})
+// (fromTool) can be truncated for the model; platform text (a refusal, a
+// malformed call) is the platform speaking and is not fenced as data.
+func (r *run) answer(step int, c llm.ToolCall, text string, isErr, blocked, fromTool, platform bool, took time.Duration) {
+	r.append(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: text, IsError: isErr, Platform: platform})
 	r.emit(Event{Type: EventToolResult, Data: ToolResultEvent{
 		Step: step, CallID: c.ID, Name: c.Name, Output: text, IsError: isErr, Blocked: blocked,
 		Truncated: fromTool && len(text) > r.cfg.ToolOutputBudget, DurationMS: took.Milliseconds(),
@@ -248,7 +250,7 @@ func closeAbandoned(msgs []llm.Message) []llm.Message {
 	var open []llm.ToolCall
 	flush := func() {
 		for _, c := range open {
-			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, IsError: true,
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, IsError: true, Platform: true,
 				Content: "error: this call did not run; the conversation continued without a decision on it"})
 		}
 		open = nil

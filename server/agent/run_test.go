@@ -195,6 +195,9 @@ func TestGateBlockIsReportedToTheModel(t *testing.T) {
 		}
 		if got := fake.Requests()[1].ToolResults()[0].Content; !strings.Contains(got, "must_never: delete files") {
 			t.Errorf("model was told %q", got)
+		} else if strings.Contains(got, "TOOL OUTPUT") {
+			// The refusal is the platform speaking, not untrusted tool output.
+			t.Errorf("refusal reached the model fenced as data: %q", got)
 		}
 	})
 }

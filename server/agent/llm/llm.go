@@ -48,6 +48,10 @@ type Message struct {
 	// IsError marks a tool result that reports a failure (Anthropic sends it
 	// as is_error; OpenAI has no such flag and reads it from the text).
 	IsError bool `json:"is_error,omitempty"`
+	// Platform marks a tool result the platform wrote itself (a refusal by
+	// the team's rules or an operator, a malformed call): it reaches the
+	// model as an instruction, not fenced like untrusted tool output.
+	Platform bool `json:"platform,omitempty"`
 }
 
 // ToolCall is the model's request to run one tool. Arguments is the JSON text

@@ -360,3 +360,20 @@ func TestE2EMustNeverHoldsAgainstAnAlertThatSaysToIgnoreTheRules(t *testing.T) {
 		t.Fatal("the alert's command ran")
 	}
 }
+
+// Cancelling a session that waits on an approval withdraws the approval:
+// approving it later is a conflict, and nothing runs.
+func TestE2ECancelledSessionWithdrawsItsApproval(t *testing.T) {
+	args := `{"command": "` + echoHello + `", "target": "server"}`
+	e := newE2E(t, llmfake.ToolCall("run_command", args).WithUsage(100, 10))
+	sid, evs := e.chat(t, "say hello on the server")
+	id := e.waitingApproval(t, sid, evs, echoHello)
+	e.c.must(200, "POST", "/api/sessions/"+sid+"/cancel", nil)
+	if a := e.c.must(200, "GET", "/api/approvals/"+id, nil).JSON(); a["status"] == "pending" {
+		t.Fatalf("approval of a cancelled session still pending: %v", a)
+	}
+	e.c.must(409, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	if n := e.runs("hello.log"); n != 0 {
+		t.Fatalf("the command of a cancelled session ran %d times", n)
+	}
+}

@@ -293,6 +293,9 @@ func (s *Server) handleCancelSession(c *Ctx) error {
 			return &store.Error{Code: store.EConflict, Message: "session is not running", Reason: "session_not_running"}
 		}
 	}
+	if err := s.db.WithdrawSessionApprovals(c.Context(), c.OrgID(), a.ID); err != nil {
+		return err
+	}
 	c.Audit("session.cancelled", "success", "session", a.ID, nil)
 	a, err = s.db.FindProjectSession(c.Context(), c.OrgID(), c.ProjectID(), a.ID)
 	if err != nil {

@@ -274,3 +274,15 @@ const (
 	SourceWebchat = "webchat"
 	TriggerWeb    = "web"
 )
+
+// WithdrawSessionApprovals ends the pending approvals of a cancelled session:
+// a call the session no longer waits for cannot be approved any more, so
+// deciding it later is a conflict rather than a silent no-op.
+func (db *DB) WithdrawSessionApprovals(ctx context.Context, orgID, sessionID string) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		now := TS(tx.Now)
+		_, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'expired', comment = 'withdrawn: the session was cancelled',
+			decided_at = ?, updated_at = ? WHERE session_id = ? AND org_id = ? AND status = 'pending'`, now, now, sessionID, orgID)
+		return err
+	})
+}

@@ -36,6 +36,7 @@ func (s *Server) routeTable() []*Route {
 		s.chatRoutes(),
 		s.usageRoutes(),
 		s.dashboardRoutes(),
+		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

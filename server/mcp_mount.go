@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -120,6 +121,12 @@ func (m *mcpMount) serve(c *Ctx, call *mcpCall, rest bool, instructions string) 
 		SchemaCache:  m.schemas,
 		// Stateless: no session to notify of list changes, no logging channel.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// The protocol's default cache scope is public (a shared cache may
+		// serve a list to anyone); these lists are cut to the caller's role
+		// and keys and name the project, so they are private and not reused.
+		SetCacheable: func(_ context.Context, _ mcp.Request, cc *mcp.Cacheable) {
+			cc.CacheScope, cc.TTLMs = "private", 0
+		},
 	})
 	visible := map[string]bool{}
 	surface := map[string]string{}

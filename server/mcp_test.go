@@ -61,6 +61,9 @@ func toolNames(t *testing.T, s *mcp.ClientSession) []string {
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
+	if res.CacheScope != "private" && s.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		t.Fatalf("tools/list cache scope %q: a list cut to one caller must not be shared", res.CacheScope)
+	}
 	var names []string
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)

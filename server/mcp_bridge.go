@@ -181,20 +181,22 @@ func routeAnnotations(rt *Route) *mcp.ToolAnnotations {
 	return a
 }
 
-// handler calls the route with the arguments of one tools/call.
-func (bt *bridgeTool) handler(m *mcpCall) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		params, query, body, header, err := bt.split(req.Params.Arguments, m)
-		if err != nil {
-			recordFrom(ctx).reject(http.StatusUnprocessableEntity, err.Error())
-			return argError(err), nil
-		}
-		res, err := m.dispatch(ctx, bt.key, params, query, body, header)
-		if err != nil {
-			return argError(err), nil
-		}
-		return toolResult(res), nil
+// handle calls the route with the arguments of one tools/call.
+func (bt *bridgeTool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	m, err := callFrom(ctx)
+	if err != nil {
+		return nil, err
 	}
+	params, query, body, header, err := bt.split(req.Params.Arguments, m)
+	if err != nil {
+		recordFrom(ctx).reject(http.StatusUnprocessableEntity, err.Error())
+		return argError(err), nil
+	}
+	res, err := m.dispatch(ctx, bt.key, params, query, body, header)
+	if err != nil {
+		return argError(err), nil
+	}
+	return toolResult(res), nil
 }
 
 // split puts each argument where the route reads it. Unknown arguments are

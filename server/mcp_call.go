@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -26,6 +27,21 @@ type mcpCall struct {
 	c       *Ctx   // the MCP HTTP request (identity, project, client address)
 	mount   string // "project" or "org"
 	project string // X-Project-ID of every dispatched request ("" on the org mount)
+	// instructions replace the server's in initialize and server/discover.
+	instructions string
+}
+
+type mcpCallKey struct{}
+
+// callFrom returns the caller of an MCP request. The SDK serves each
+// stateless POST on a connection made with the request's context, so its
+// values reach middleware and tool handlers.
+func callFrom(ctx context.Context) (*mcpCall, error) {
+	m, _ := ctx.Value(mcpCallKey{}).(*mcpCall)
+	if m == nil {
+		return nil, errors.New("mcp: request has no caller")
+	}
+	return m, nil
 }
 
 // routeResult is a route's answer to one dispatched request.

@@ -17,14 +17,18 @@ import (
 type curatedTool struct {
 	name   string
 	routes []string
-	add    func(srv *mcp.Server, m *mcpCall)
+	add    func(srv *mcp.Server)
 }
 
 // curated declares a tool whose input type In gives its schema (field
 // comments in `jsonschema` tags become the descriptions an agent reads).
 func curated[In any](tool *mcp.Tool, routes []string, run func(ctx context.Context, m *mcpCall, in In) *mcp.CallToolResult) curatedTool {
-	return curatedTool{name: tool.Name, routes: routes, add: func(srv *mcp.Server, m *mcpCall) {
+	return curatedTool{name: tool.Name, routes: routes, add: func(srv *mcp.Server) {
 		mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+			m, err := callFrom(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
 			return run(ctx, m, in), nil, nil
 		})
 	}}

@@ -27,23 +27,22 @@ const mcpMaxBody = 1 << 20
 // mcpMount serves the four MCP endpoints (spec 4.8) over Streamable HTTP in
 // the stateless mode of protocol revision 2026-07-28 (2025 clients work in
 // it too): every POST is answered on its own, so any replica can serve it
-// and nothing is kept between requests. A fresh mcp.Server is built per
-// request holding this caller's view; the tool catalogs behind it are built
-// once from the route table.
+// and nothing is kept between requests. Each endpoint has one mcp.Server,
+// built once from the route table; the caller of a request travels in its
+// context (mcpCall), which the SDK hands to the middleware and the tools.
 type mcpMount struct {
-	s       *Server
-	schemas *mcp.SchemaCache
-	once    sync.Once
-	routes  map[string]*Route // by "METHOD /path"
-	bridge  map[string][]*bridgeTool
-	curated map[string][]curatedTool
+	s        *Server
+	once     sync.Once
+	routes   map[string]*Route // by "METHOD /path"
+	bridge   map[string][]*bridgeTool
+	handlers map[string]http.Handler // by endpoint: project, project/_rest, org, org/_rest
 }
 
 // mcpRoutes: the MCP mount points. The same route guards as REST run first:
 // the credential (access token or API key) is checked before any MCP byte
 // is read, so an unauthenticated client gets 401 with WWW-Authenticate.
 func (s *Server) mcpRoutes() []*Route {
-	m := &mcpMount{s: s, schemas: mcp.NewSchemaCache()}
+	m := &mcpMount{s: s}
 	tags := []string{"mcp"}
 	const note = " (MCP Streamable HTTP, stateless: POST JSON-RPC with Accept: application/json, text/event-stream)"
 	return []*Route{
@@ -54,7 +53,7 @@ func (s *Server) mcpRoutes() []*Route {
 	}
 }
 
-// load builds the catalogs on first use (the route table is complete by then).
+// load builds the servers on first use (the route table is complete by then).
 func (m *mcpMount) load() {
 	m.once.Do(func() {
 		m.routes = map[string]*Route{}
@@ -62,14 +61,64 @@ func (m *mcpMount) load() {
 			m.routes[rt.Method+" "+rt.Path] = rt
 		}
 		m.bridge = map[string][]*bridgeTool{}
-		m.curated = map[string][]curatedTool{"project": projectCuratedTools(), "org": orgCuratedTools()}
+		m.handlers = map[string]http.Handler{}
+		curated := map[string][]curatedTool{"project": projectCuratedTools(), "org": orgCuratedTools()}
 		for _, mount := range []string{"project", "org"} {
 			tools, skipped := buildBridge(m.s.routes, mount)
 			for _, sk := range skipped {
 				m.s.log.Warn("mcp: route tagged MCP cannot be bridged", "route", sk)
 			}
 			m.bridge[mount] = tools
+			// Curated tools: listed when the caller can reach every route they call.
+			srv := m.newServer()
+			reach := map[string]func(*Identity) bool{}
+			for _, ct := range curated[mount] {
+				ct.add(srv)
+				reach[ct.name] = func(id *Identity) bool { return m.reachAll(id, ct.routes) }
+			}
+			srv.AddReceivingMiddleware(mcpMiddleware("curated", reach))
+			m.handlers[mount] = m.newHandler(srv)
+			// Bridged routes: listed when the caller can reach the route.
+			srv = m.newServer()
+			reach = map[string]func(*Identity) bool{}
+			for _, bt := range tools {
+				srv.AddTool(bt.tool, bt.handle)
+				reach[bt.tool.Name] = func(id *Identity) bool { return canReach(id, bt.route) }
+			}
+			srv.AddReceivingMiddleware(mcpMiddleware("rest", reach))
+			m.handlers[mount+"/_rest"] = m.newHandler(srv)
 		}
+	})
+}
+
+func (m *mcpMount) newServer() *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: "opsagent", Title: "opsagent", Version: Version}, &mcp.ServerOptions{
+		Logger: m.s.log,
+		// Stateless: no session to notify of list changes, no logging channel.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// The protocol's default cache scope is public (a shared cache may
+		// serve a list to anyone); these lists are cut to the caller's role
+		// and keys and name the project, so they are private and not reused.
+		SetCacheable: func(_ context.Context, _ mcp.Request, cc *mcp.Cacheable) {
+			cc.CacheScope, cc.TTLMs = "private", 0
+		},
+	})
+}
+
+func (m *mcpMount) newHandler(srv *mcp.Server) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		Logger:       m.s.log,
+		// The route already capped the body (MaxBody) and answers 413 itself.
+		MaxRequestBodyBytes: -1,
+		// The SDK refuses a loopback connection whose Host is not loopback
+		// (DNS rebinding of an unauthenticated local server). Here every
+		// request carried a verified credential before reaching the SDK, and
+		// cookie-borne unsafe requests passed the cross-origin check, while a
+		// reverse proxy on the same host (the usual deployment) forwards the
+		// public Host over loopback: the check would refuse every real client.
+		DisableLocalhostProtection: true,
 	})
 }
 
@@ -92,7 +141,7 @@ func (m *mcpMount) serveProject(rest bool) func(*Ctx) error {
 		if !rest {
 			instr += " Every mcp-exposed REST route is also served as a tool at /api/mcp/" + p.ID + "/_rest."
 		}
-		m.serve(c, &mcpCall{s: m.s, c: c, mount: "project", project: p.ID}, rest, instr)
+		m.serve(c, &mcpCall{s: m.s, c: c, mount: "project", project: p.ID, instructions: instr}, rest)
 		return nil
 	}
 }
@@ -102,63 +151,24 @@ func (m *mcpMount) serveOrg(rest bool) func(*Ctx) error {
 	return func(c *Ctx) error {
 		instr := "opsagent organization " + c.ID.OrgID + ". Tools act with your credential in this organization and answer with the REST API's JSON. " +
 			"Project tools live at /api/mcp/{project_id}."
-		m.serve(c, &mcpCall{s: m.s, c: c, mount: "org"}, rest, instr)
+		m.serve(c, &mcpCall{s: m.s, c: c, mount: "org", instructions: instr}, rest)
 		return nil
 	}
 }
 
-// serve answers one MCP POST with a server holding the mount's tools. All of
-// them are registered, so calling one the caller cannot reach gets the REST
-// route's own 403; tools/list shows only the reachable ones.
-func (m *mcpMount) serve(c *Ctx, call *mcpCall, rest bool, instructions string) {
+// serve hands one MCP POST to the endpoint's server with the caller in its
+// context. Every tool is registered, so calling one the caller cannot reach
+// gets the REST route's own 403; tools/list shows only the reachable ones.
+func (m *mcpMount) serve(c *Ctx, call *mcpCall, rest bool) {
 	m.load()
 	// One mcp.tool_called event per tool call replaces the generic
 	// request.post event of this route (initialize and list change nothing).
 	markAudited(c.Context())
-	srv := mcp.NewServer(&mcp.Implementation{Name: "opsagent", Title: "opsagent", Version: Version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       loggerFrom(c.Context()),
-		SchemaCache:  m.schemas,
-		// Stateless: no session to notify of list changes, no logging channel.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		// The protocol's default cache scope is public (a shared cache may
-		// serve a list to anyone); these lists are cut to the caller's role
-		// and keys and name the project, so they are private and not reused.
-		SetCacheable: func(_ context.Context, _ mcp.Request, cc *mcp.Cacheable) {
-			cc.CacheScope, cc.TTLMs = "private", 0
-		},
-	})
-	visible := map[string]bool{}
-	surface := map[string]string{}
+	key := call.mount
 	if rest {
-		for _, bt := range m.bridge[call.mount] {
-			srv.AddTool(bt.tool, bt.handler(call))
-			surface[bt.tool.Name] = "rest"
-			visible[bt.tool.Name] = canReach(c.ID, bt.route)
-		}
-	} else {
-		for _, ct := range m.curated[call.mount] {
-			ct.add(srv, call)
-			surface[ct.name] = "curated"
-			visible[ct.name] = m.reachAll(c.ID, ct.routes)
-		}
+		key += "/_rest"
 	}
-	srv.AddReceivingMiddleware(call.middleware(visible, surface))
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Stateless:    true,
-		JSONResponse: true,
-		Logger:       loggerFrom(c.Context()),
-		// The route already capped the body (MaxBody) and answers 413 itself.
-		MaxRequestBodyBytes: -1,
-		// The SDK refuses a loopback connection whose Host is not loopback
-		// (DNS rebinding of an unauthenticated local server). Here every
-		// request carried a verified credential before reaching the SDK, and
-		// cookie-borne unsafe requests passed the cross-origin check, while a
-		// reverse proxy on the same host (the usual deployment) forwards the
-		// public Host over loopback: the check would refuse every real client.
-		DisableLocalhostProtection: true,
-	})
-	h.ServeHTTP(c.W, c.R)
+	m.handlers[key].ServeHTTP(c.W, c.R.WithContext(context.WithValue(c.Context(), mcpCallKey{}, call)))
 }
 
 // canReach reports whether the caller may call rt at all: the route's auth

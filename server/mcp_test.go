@@ -231,6 +231,15 @@ func TestMCPRestBridge(t *testing.T) {
 	if res.IsError || res.StructuredContent.(map[string]any)["limit"] != 5.0 {
 		t.Fatalf("get_tasks: %s", text)
 	}
+	// A write: the memory is saved, and recall_memories (curated) finds it.
+	res, text = callTool(t, s, "post_memories", map[string]any{"key": "db.primary", "text": "db1 is the primary", "tags": []string{"db"}})
+	if res.IsError || res.StructuredContent.(map[string]any)["key"] != "db.primary" {
+		t.Fatalf("post_memories: %s", text)
+	}
+	cur := mustConnect(t, f.env, f.ownerToken, f.projectMount, "")
+	if res, text = callTool(t, cur, "recall_memories", map[string]any{"query": "primary"}); res.IsError || !strings.Contains(text, "db1 is the primary") {
+		t.Fatalf("recall_memories: %s", text)
+	}
 	if res, text = callTool(t, s, "get_tasks", map[string]any{"limt": 5}); !res.IsError || !strings.Contains(text, "limt") {
 		t.Fatalf("a misspelt argument was accepted: %s", text)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -327,6 +328,16 @@ func TestMCPPermissionsAndTenancy(t *testing.T) {
 	if r := mcpPost(anon, f.restMount, body); r.Status != 401 {
 		t.Fatalf("forged key: %d", r.Status)
 	}
+	// Stateless: no GET stream; a body over 1 MiB is refused before parsing.
+	f.owner.Header.Set("Accept", "application/json, text/event-stream")
+	if r := f.owner.do("GET", f.projectMount, nil); r.Status != 405 {
+		t.Fatalf("GET on the mount: %d", r.Status)
+	}
+	f.owner.Header.Del("Accept")
+	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_knowledge","arguments":{"query":"` + strings.Repeat("a", 1<<20) + `"}}}`
+	if r := mcpPost(f.owner, f.projectMount, huge); r.Status != 413 {
+		t.Fatalf("2 MiB MCP request: %d", r.Status)
+	}
 	// A revoked key stops at once.
 	f.owner.must(204, "DELETE", "/api/api-keys/"+keyID, nil)
 	if _, err := mcpConnect(t, env, reader.Token, f.projectMount, ""); err == nil {
@@ -381,6 +392,16 @@ func TestMCPOrgMounts(t *testing.T) {
 	}
 	rest := mustConnect(t, f.env, f.ownerToken, "/api/mcp/_org/_rest", "")
 	names = toolNames(t, rest)
+	var want []string
+	for _, rt := range f.env.Srv.Routes() {
+		if rt.MCP && !rt.Project && rt.Auth != server.AuthNone {
+			want = append(want, strings.ToLower(rt.Method)+strings.NewReplacer("/", "_", "{", "", "}", "", "-", "_", ".", "_").Replace(strings.TrimPrefix(rt.Path, "/api")))
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("org bridged tools\n got %v\nwant %v", names, want)
+	}
 	if !slices.Contains(names, "get_organizations_org_id") || !slices.Contains(names, "get_projects") || slices.Contains(names, "get_tasks") {
 		t.Fatalf("org REST tools: %v", names)
 	}

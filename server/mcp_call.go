@@ -56,7 +56,7 @@ type routeResult struct {
 func (r *routeResult) OK() bool { return r.Status >= 200 && r.Status < 300 }
 
 // callRecord collects what the tools of one tools/call dispatched, for its
-// audit event (see mcpAuditMiddleware).
+// audit event (see mcpMiddleware).
 type callRecord struct {
 	mu      sync.Mutex
 	routes  []string

@@ -105,10 +105,10 @@ func (s *Server) dashboardRoutes() []*Route {
 	tags := []string{"dashboard"}
 	return []*Route{
 		{Method: "GET", Path: "/api/dashboard/stats", Summary: "The project's session, cost and task figures", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Resp: DashboardStats{}, Status: 200, MCP: true, Handle: s.handleDashboardStats},
-		{Method: "GET", Path: "/api/dashboard/org-summary", Summary: "Sessions and cost of the org's visible projects", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Resp: OrgDashboardSummary{}, Status: 200, Handle: s.handleOrgSummary},
-		{Method: "GET", Path: "/api/dashboard/resources", Summary: "What the project holds", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Resp: ProjectResourceSummary{}, Status: 200, Handle: s.handleProjectResources},
-		{Method: "GET", Path: "/api/dashboard/org-resources", Summary: "What the org holds (visible projects)", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Resp: OrgResourceSummary{}, Status: 200, Handle: s.handleOrgResources},
-		{Method: "GET", Path: "/api/dashboard/agent-funnel", Summary: "Sessions of the last days through each stage of a run", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: AgentFunnelQuery{}, Resp: AgentFunnelSummaryOut{}, Status: 200, Handle: s.handleAgentFunnel},
+		{Method: "GET", Path: "/api/dashboard/org-summary", Summary: "Sessions and cost of the org's visible projects", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Resp: OrgDashboardSummary{}, Status: 200, MCP: true, Handle: s.handleOrgSummary},
+		{Method: "GET", Path: "/api/dashboard/resources", Summary: "What the project holds", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Resp: ProjectResourceSummary{}, Status: 200, MCP: true, Handle: s.handleProjectResources},
+		{Method: "GET", Path: "/api/dashboard/org-resources", Summary: "What the org holds (visible projects)", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Resp: OrgResourceSummary{}, Status: 200, MCP: true, Handle: s.handleOrgResources},
+		{Method: "GET", Path: "/api/dashboard/agent-funnel", Summary: "Sessions of the last days through each stage of a run", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: AgentFunnelQuery{}, Resp: AgentFunnelSummaryOut{}, Status: 200, MCP: true, Handle: s.handleAgentFunnel},
 	}
 }
 

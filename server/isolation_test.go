@@ -309,6 +309,16 @@ var isolationProbes = map[string]probe{
 	"GET /api/dashboard/agent-funnel": func(o own, x ids) []probeReq {
 		return inProject(x, "GET", "/api/dashboard/agent-funnel", nil)
 	},
+	// MCP mounts: the project in the path resolves like X-Project-ID (tool
+	// calls inside a mount are REST requests and meet the probes above).
+	"POST /api/mcp/{project_id}": func(o own, x ids) []probeReq {
+		return one("POST", "/api/mcp/"+x.project, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": "list_tasks", "arguments": map[string]any{}}})
+	},
+	"POST /api/mcp/{project_id}/_rest": func(o own, x ids) []probeReq {
+		return one("POST", "/api/mcp/"+x.project+"/_rest", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": "get_tasks_task_id", "arguments": map[string]any{"task_id": x.task}}})
+	},
 	// Per-user data addressed by the caller's own key name: no tenant id.
 	"GET /api/me/preferences/{key}":    nil,
 	"PUT /api/me/preferences/{key}":    nil,

@@ -102,7 +102,7 @@ const docMaxBody = 2*rag.DefaultMaxDocBytes + 64<<10
 func (s *Server) knowledgeRoutes() []*Route {
 	tags := []string{"knowledge"}
 	return []*Route{
-		{Method: "GET", Path: "/api/knowledge/documents", Summary: "List knowledge documents (paginated; filter by collection)", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeRead, Project: true, Query: DocumentListQuery{}, Resp: DocumentListOut{}, Status: 200, Handle: s.handleListDocuments},
+		{Method: "GET", Path: "/api/knowledge/documents", Summary: "List knowledge documents (paginated; filter by collection)", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeRead, Project: true, Query: DocumentListQuery{}, Resp: DocumentListOut{}, Status: 200, MCP: true, Handle: s.handleListDocuments},
 		{Method: "POST", Path: "/api/knowledge/documents", Summary: "Upload a Markdown or text document (JSON, or multipart with a file part)", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeEdit, Project: true, Body: DocumentCreate{}, Resp: DocumentOut{}, Status: 201, MaxBody: docMaxBody, Handle: s.handleCreateDocument},
 		{Method: "GET", Path: "/api/knowledge/documents/by-name", Summary: "Read one document with its content", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeRead, Project: true, Query: DocumentRef{}, Resp: DocumentOut{}, Status: 200, MCP: true, Handle: s.handleGetDocument},
 		{Method: "PUT", Path: "/api/knowledge/documents/by-name", Summary: "Replace a document's content (and tags)", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeEdit, Project: true, Query: DocumentRef{}, Body: DocumentUpdate{}, Resp: DocumentOut{}, Status: 200, MaxBody: docMaxBody, Handle: s.handleUpdateDocument},

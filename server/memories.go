@@ -64,8 +64,8 @@ func (s *Server) memoryRoutes() []*Route {
 	tags := []string{"memories"}
 	return []*Route{
 		{Method: "GET", Path: "/api/memories", Summary: "List the memories a project sees (its own and its org's), most recent first", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeRead, Project: true, Query: MemoryListQuery{}, Resp: MemoryListOut{}, Status: 200, MCP: true, Handle: s.handleListMemories},
-		{Method: "POST", Path: "/api/memories", Summary: "Save a memory (the same scope and key updates it)", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeEdit, Project: true, Body: MemoryCreate{}, Resp: MemoryOut{}, Status: 201, MaxBody: 256 << 10, Handle: s.handleCreateMemory},
-		{Method: "GET", Path: "/api/memories/{memory_id}", Summary: "Read one memory", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeRead, Project: true, Resp: MemoryOut{}, Status: 200, Handle: s.handleGetMemory},
+		{Method: "POST", Path: "/api/memories", Summary: "Save a memory (the same scope and key updates it)", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeEdit, Project: true, Body: MemoryCreate{}, Resp: MemoryOut{}, Status: 201, MaxBody: 256 << 10, MCP: true, Handle: s.handleCreateMemory},
+		{Method: "GET", Path: "/api/memories/{memory_id}", Summary: "Read one memory", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeRead, Project: true, Resp: MemoryOut{}, Status: 200, MCP: true, Handle: s.handleGetMemory},
 		{Method: "PATCH", Path: "/api/memories/{memory_id}", Summary: "Edit a memory", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeEdit, Project: true, Body: MemoryUpdate{}, Resp: MemoryOut{}, Status: 200, MaxBody: 256 << 10, Handle: s.handleUpdateMemory},
 		{Method: "DELETE", Path: "/api/memories/{memory_id}", Summary: "Delete a memory", Tags: tags, Auth: AuthAny, Perm: PermKnowledgeEdit, Project: true, Status: 204, Handle: s.handleDeleteMemory},
 	}

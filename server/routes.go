@@ -40,6 +40,7 @@ func (s *Server) routeTable() []*Route {
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),
+		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -90,10 +90,10 @@ func (s *Server) usageRoutes() []*Route {
 	tags := []string{"usage"}
 	return []*Route{
 		{Method: "GET", Path: "/api/usage/summary", Summary: "Cost and token totals of the project's sessions over a period", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsagePeriodQuery{}, Resp: UsageSummaryOut{}, Status: 200, MCP: true, Handle: s.handleUsageSummary},
-		{Method: "GET", Path: "/api/usage/trend", Summary: "Daily cost and tokens (every day of the period, zeros included)", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsageTrendQuery{}, Resp: []UsageDayOut{}, Status: 200, Handle: s.handleUsageTrend},
-		{Method: "GET", Path: "/api/usage/by-agent", Summary: "Cost and tokens by agent type", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsagePeriodQuery{}, Resp: []UsageAgentOut{}, Status: 200, Handle: s.handleUsageByAgent},
-		{Method: "GET", Path: "/api/usage/by-task", Summary: "Top tasks by cost", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsageTopQuery{}, Resp: []UsageTaskOut{}, Status: 200, Handle: s.handleUsageByTask},
-		{Method: "GET", Path: "/api/usage/top-sessions", Summary: "Most expensive sessions", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsageTopQuery{}, Resp: []UsageSessionOut{}, Status: 200, Handle: s.handleUsageTopSessions},
+		{Method: "GET", Path: "/api/usage/trend", Summary: "Daily cost and tokens (every day of the period, zeros included)", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsageTrendQuery{}, Resp: []UsageDayOut{}, Status: 200, MCP: true, Handle: s.handleUsageTrend},
+		{Method: "GET", Path: "/api/usage/by-agent", Summary: "Cost and tokens by agent type", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsagePeriodQuery{}, Resp: []UsageAgentOut{}, Status: 200, MCP: true, Handle: s.handleUsageByAgent},
+		{Method: "GET", Path: "/api/usage/by-task", Summary: "Top tasks by cost", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsageTopQuery{}, Resp: []UsageTaskOut{}, Status: 200, MCP: true, Handle: s.handleUsageByTask},
+		{Method: "GET", Path: "/api/usage/top-sessions", Summary: "Most expensive sessions", Tags: tags, Auth: AuthAny, Perm: PermUsageRead, Project: true, Query: UsageTopQuery{}, Resp: []UsageSessionOut{}, Status: 200, MCP: true, Handle: s.handleUsageTopSessions},
 	}
 }
 

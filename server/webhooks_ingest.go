@@ -15,6 +15,7 @@ import (
 	"github.com/opsagent/opsagent/server/ratelimit"
 	"github.com/opsagent/opsagent/server/webhook"
 	"github.com/opsagent/opsagent/store"
+	"github.com/opsagent/opsagent/vault"
 )
 
 // Receiver limits.
@@ -163,6 +164,14 @@ func (w *webhookService) lookup(ctx context.Context, taskID string) (*hookState,
 		return nil, err
 	}
 	secrets, err := w.s.webhookSecrets(h, now)
+	if errors.Is(err, vault.ErrNoMatchingKey) {
+		// A vault rotation re-encrypted the row and retired its key
+		// between the read and the decryption: the row read now is current.
+		if h, err = w.s.db.FindWebhookForIngest(ctx, taskID); err != nil {
+			return nil, err
+		}
+		secrets, err = w.s.webhookSecrets(h, now)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -186,19 +195,20 @@ func (st *hookState) check() (*hookState, error) {
 }
 
 // webhookSecrets decrypts the current secret and, while its overlap lasts,
-// the previous one.
+// the previous one, through the keeper, which follows vault rotations run by
+// another process.
 func (s *Server) webhookSecrets(h *store.Webhook, now time.Time) ([][]byte, error) {
 	var out [][]byte
 	aad := webhookAAD(h.TaskID)
 	if len(h.SecretCT) > 0 {
-		pt, err := s.vault.DecryptFor(aad, h.SecretCT)
+		pt, err := s.secrets.Unseal(aad, h.SecretCT)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, pt)
 	}
 	if len(h.PrevSecretCT) > 0 && h.PrevValidUntil != nil && now.Before(*h.PrevValidUntil) {
-		pt, err := s.vault.DecryptFor(aad, h.PrevSecretCT)
+		pt, err := s.secrets.Unseal(aad, h.PrevSecretCT)
 		if err != nil {
 			return nil, err
 		}

@@ -40,6 +40,7 @@ func (w *webhookService) dispatcher(ctx context.Context) {
 		case <-w.wake:
 		case <-t.C:
 		}
+		w.archivePending(ctx)
 		for ctx.Err() == nil {
 			n, err := w.dispatchOnce(ctx)
 			if err != nil {
@@ -62,6 +63,7 @@ func (w *webhookService) dispatcher(ctx context.Context) {
 
 // DispatchWebhooks runs the dispatcher once over the whole queue (tests and tools).
 func (s *Server) DispatchWebhooks(ctx context.Context) error {
+	s.wh.archivePending(ctx)
 	for {
 		n, err := s.wh.dispatchOnce(ctx)
 		if err != nil || n < dispatchBatch {
@@ -124,7 +126,6 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		p.Error = "the webhook was removed before the event was dispatched"
 		return p
 	}
-	p.DropBody = h.MetadataOnly
 	var hdr http.Header
 	headers := func() http.Header {
 		if hdr == nil {
@@ -150,6 +151,15 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		}
 		ev = parsed
 	}
+	return w.planEvent(e, h, rules, ev, headers)
+}
+
+// planEvent decides what a parsed event of webhook h with rules starts.
+// headers gives the delivery's headers to rule conditions (nil when there
+// are no rules). The ingest writer uses it too, to dispatch events of
+// webhooks without rules in its own transaction.
+func (w *webhookService) planEvent(e *store.WebhookEvent, h *store.Webhook, rules []store.WebhookRule, ev webhook.Event, headers func() http.Header) store.DispatchPlan {
+	p := store.DispatchPlan{Event: e, DropBody: h.MetadataOnly}
 	p.RenderInput = func() string { return runInput(e, ev) }
 	if len(rules) == 0 {
 		p.Targets = []store.DispatchTarget{{TargetTaskID: h.TaskID}}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/server/ratelimit"
@@ -24,6 +25,7 @@ const (
 	webhookQueue       = 8192         // deliveries waiting for the writer
 	webhookMaxBatch    = webhookQueue // events per group commit: whatever is queued
 	webhookCacheTTL    = time.Second
+	webhookLinger      = 2 * time.Millisecond // longest a group commit waits for deliveries on their way
 	webhookMaxIdemKey  = 200
 	webhookMaxHeaders  = 64
 	webhookMaxHeaderSz = 1024
@@ -78,19 +80,31 @@ type webhookService struct {
 	// lacks (after a restart, or past the bound) are parsed from the store.
 	parsedMu sync.Mutex
 	parsed   map[string]webhook.Event
+	// preparing counts deliveries between verification and the queue.
+	preparing atomic.Int64
+	// archive: incidents resolved in the ingest transaction, archived by
+	// the dispatcher goroutine (guarded by parsedMu).
+	archive []*store.Incident
 }
 
 // maxHandOff bounds the parsed events waiting for the dispatcher.
 const maxHandOff = 4 * webhookQueue
 
-func (w *webhookService) handOff(batch []ingestReq, res []store.IngestResult) {
+// handOff keeps the parsed form of the batch's events that wait for the
+// dispatcher and reports whether there are any.
+func (w *webhookService) handOff(batch []ingestReq, res []store.IngestResult) (pending bool) {
 	w.parsedMu.Lock()
 	defer w.parsedMu.Unlock()
 	for i, r := range batch {
-		if res[i].Err == nil && res[i].Duplicate == "" && len(w.parsed) < maxHandOff {
+		if res[i].Err != nil || res[i].Duplicate != "" || res[i].Dispatched != nil {
+			continue
+		}
+		pending = true
+		if len(w.parsed) < maxHandOff {
 			w.parsed[res[i].ID] = r.parsed
 		}
 	}
+	return pending
 }
 
 func (w *webhookService) takeParsed(id string) (webhook.Event, bool) {
@@ -227,6 +241,8 @@ func webhookAAD(taskID string) string { return "webhook:" + taskID }
 func (w *webhookService) writer(ctx context.Context) {
 	batch := make([]ingestReq, 0, webhookMaxBatch)
 	items := make([]store.IngestItem, 0, webhookMaxBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		batch, items = batch[:0], items[:0]
 		select {
@@ -245,14 +261,33 @@ func (w *webhookService) writer(ctx context.Context) {
 				break fill
 			}
 		}
+		// Group commit: deliveries already verified and parsed are a few
+		// hundred microseconds from the queue; waiting for them (never
+		// longer than webhookLinger) lets one commit and one fsync
+		// acknowledge them too, instead of paying another commit each.
+		// Idle, nothing is on its way and a lone delivery commits at once.
+		if len(batch) < webhookMaxBatch && w.preparing.Load() > 0 {
+			linger.Reset(webhookLinger)
+		wait:
+			for len(batch) < webhookMaxBatch && w.preparing.Load() > 0 {
+				select {
+				case r := <-w.queue:
+					batch = append(batch, r)
+				case <-linger.C:
+					break wait
+				}
+			}
+			linger.Stop()
+		}
 		for _, r := range batch {
 			items = append(items, r.item)
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		res, err := w.s.db.InsertWebhookEvents(wctx, items)
 		cancel()
+		var pending bool
 		if err == nil {
-			w.handOff(batch, res) // before the waiters hear, so before any dispatch
+			pending = w.handOff(batch, res) // before the waiters hear, so before any dispatch
 		}
 		for i, r := range batch {
 			if err != nil {
@@ -265,7 +300,48 @@ func (w *webhookService) writer(ctx context.Context) {
 			w.s.log.Error("webhook ingest commit failed", "events", len(batch), "err", err)
 			continue
 		}
+		w.dispatched(res)
+		if pending {
+			w.kick()
+		}
+	}
+}
+
+// dispatched follows up on events dispatched in the ingest transaction:
+// the task scheduler hears of new runs, and incidents a provider resolved
+// are archived by the dispatcher goroutine (never on the writer's).
+func (w *webhookService) dispatched(res []store.IngestResult) {
+	runs, archive := false, false
+	for _, r := range res {
+		if r.Dispatched == nil {
+			continue
+		}
+		for _, it := range r.Dispatched.Items {
+			runs = runs || it.Kind == "run"
+		}
+		if r.Dispatched.Resolved != nil {
+			w.parsedMu.Lock()
+			w.archive = append(w.archive, r.Dispatched.Resolved)
+			w.parsedMu.Unlock()
+			archive = true
+		}
+	}
+	if runs {
+		w.s.tasks.Wake()
+	}
+	if archive {
 		w.kick()
+	}
+}
+
+// archivePending archives the incidents the writer resolved.
+func (w *webhookService) archivePending(ctx context.Context) {
+	w.parsedMu.Lock()
+	incs := w.archive
+	w.archive = nil
+	w.parsedMu.Unlock()
+	for _, inc := range incs {
+		w.s.archiveIncident(ctx, inc)
 	}
 }
 
@@ -285,7 +361,14 @@ func (w *webhookService) drainQueue() {
 var errIngestStopped = &store.Error{Code: store.EInternal, Message: "the server is stopping; retry the delivery"}
 
 // submit queues a delivery and waits until it is committed.
-func (w *webhookService) submit(ctx context.Context, item store.IngestItem, parsed webhook.Event) (store.IngestResult, error) {
+// preparing is decremented once the delivery is queued or refused.
+func (w *webhookService) submit(ctx context.Context, item store.IngestItem, parsed webhook.Event, preparing *atomic.Int64) (store.IngestResult, error) {
+	queued := false
+	defer func() {
+		if !queued {
+			preparing.Add(-1)
+		}
+	}()
 	w.mu.Lock()
 	running := w.running
 	w.mu.Unlock()
@@ -295,11 +378,14 @@ func (w *webhookService) submit(ctx context.Context, item store.IngestItem, pars
 		if err != nil {
 			return store.IngestResult{}, err
 		}
+		w.dispatched(res)
 		return res[0], nil
 	}
 	req := ingestReq{item: item, parsed: parsed, done: make(chan ingestRes, 1)}
 	select {
 	case w.queue <- req:
+		queued = true
+		preparing.Add(-1)
 	case <-ctx.Done():
 		return store.IngestResult{}, ctx.Err()
 	}
@@ -367,6 +453,15 @@ type ingestOpts struct {
 // ingest is the receiver's pipeline after the lookup; test deliveries and
 // replays go through it too, so what they prove is what live traffic gets.
 func (s *Server) ingest(ctx context.Context, st *hookState, h http.Header, body []byte, o ingestOpts) (*WebhookAck, error) {
+	// Counted until queued (or refused): the writer waits briefly for
+	// deliveries this far along so they share its commit.
+	s.wh.preparing.Add(1)
+	queued := false
+	defer func() {
+		if !queued {
+			s.wh.preparing.Add(-1)
+		}
+	}()
 	hook := st.hook
 	now := s.Now()
 	verification := o.verification
@@ -410,11 +505,15 @@ func (s *Server) ingest(ctx context.Context, st *hookState, h http.Header, body 
 	}
 	ev.Body = stored
 	ev.Headers = storedHeaders(h)
-	item := store.IngestItem{Event: ev}
+	// The plan is made here, on the request's goroutine; the writer applies
+	// it in the ingest transaction when the webhook has no rules.
+	plan := s.wh.planEvent(ev, hook, nil, parsed, nil)
+	item := store.IngestItem{Event: ev, Plan: &plan, HookUpdatedAt: hook.UpdatedAt}
 	if o.replayOf == "" && !o.test {
 		item.DedupeWindow = time.Duration(hook.DedupeSeconds) * time.Second
 	}
-	res, err := s.wh.submit(ctx, item, parsed)
+	queued = true
+	res, err := s.wh.submit(ctx, item, parsed, &s.wh.preparing)
 	if err != nil {
 		return nil, err
 	}

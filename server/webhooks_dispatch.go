@@ -22,6 +22,8 @@ const (
 	// writer connection after every group commit.
 	dispatchCoalesce = 20 * time.Millisecond
 	maxRunInput      = 16 << 10 // bytes of alert JSON handed to the agent
+	// maxTimelineAlerts: alerts an incident's timeline entry keeps per event.
+	maxTimelineAlerts = 20
 )
 
 // dispatcher moves acknowledged events to their outcome: it reads the
@@ -189,7 +191,7 @@ func (w *webhookService) planEvent(e *store.WebhookEvent, h *store.Webhook, rule
 		p.NoMatch = len(matched) == 0
 	}
 	if h.Correlate {
-		p.Correlation = correlation(ev, time.Duration(h.CorrelationWindow)*time.Second)
+		p.Correlation = correlation(ev, e.Alerts, time.Duration(h.CorrelationWindow)*time.Second)
 	}
 	return p
 }
@@ -228,7 +230,9 @@ func runInput(e *store.WebhookEvent, ev webhook.Event) string {
 // correlation derives the incident keys and state of an event: group key
 // where the provider batches alerts (Alertmanager), fingerprint otherwise;
 // PagerDuty's incident events move the incident's status.
-func correlation(ev webhook.Event, window time.Duration) *store.Correlation {
+// alertsJSON is ev.Alerts already encoded (the event's stored alerts), "" if
+// not at hand.
+func correlation(ev webhook.Event, alertsJSON string, window time.Duration) *store.Correlation {
 	c := &store.Correlation{Window: window, AlertCount: len(ev.Alerts), Severity: webhook.SeverityInfo, Title: ev.Type}
 	seen := map[string]bool{}
 	resolved := 0
@@ -270,8 +274,12 @@ func correlation(ev webhook.Event, window time.Duration) *store.Correlation {
 	if len(c.Title) > 200 {
 		c.Title = c.Title[:200]
 	}
-	alerts, _ := json.Marshal(ev.Alerts[:min(len(ev.Alerts), 20)])
-	c.Alerts = string(alerts)
+	if alertsJSON != "" && len(ev.Alerts) <= maxTimelineAlerts {
+		c.Alerts = alertsJSON // the same JSON: no second encoding per event
+	} else {
+		alerts, _ := json.Marshal(ev.Alerts[:min(len(ev.Alerts), maxTimelineAlerts)])
+		c.Alerts = string(alerts)
+	}
 	return c
 }
 

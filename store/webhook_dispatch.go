@@ -363,8 +363,11 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		}
 		st.open[mk] = inc
 	}
-	data, _ := json.Marshal(map[string]any{"event_id": e.ID, "event_type": e.Type, "alerts": json.RawMessage(orJSON(c.Alerts, "[]"))})
-	if _, err := st.exec(ctx, insertTimeline, NewID(), inc.ID, TS(tx.Now), "alert", nil, c.Title, string(data)); err != nil {
+	// What json.Marshal of {alerts, event_id, event_type} gives, without
+	// validating and compacting the alerts JSON again for every event.
+	typ, _ := json.Marshal(e.Type)
+	data := `{"alerts":` + orJSON(c.Alerts, "[]") + `,"event_id":"` + e.ID + `","event_type":` + string(typ) + `}`
+	if _, err := st.exec(ctx, insertTimeline, NewID(), inc.ID, TS(tx.Now), "alert", nil, c.Title, data); err != nil {
 		return nil, false, err
 	}
 	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {

@@ -102,14 +102,14 @@ type ingestHook struct {
 // connection: parsing them again for every group commit cost more than
 // a tenth of the writer's CPU.
 const (
-	insertWebhookEvent = `INSERT INTO webhook_events (` + webhookEventCols + `)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	insertWebhookEvent = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_hash)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	queryIngestHook = `SELECT w.enabled AND t.enabled, w.updated_at,
 	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
 	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id = ?`
 	queryIdemKey = `SELECT id FROM webhook_events WHERE task_id = ? AND idem_key = ?`
-	queryDedupe  = `SELECT id FROM webhook_events WHERE task_id = ? AND body_hash = ? AND received_at >= ?
-	AND test = 0 AND replay_of IS NULL ORDER BY received_at DESC LIMIT 1`
+	queryDedupe  = `SELECT id FROM webhook_events WHERE task_id = ? AND dedupe_hash = ? AND received_at >= ?
+	ORDER BY received_at DESC LIMIT 1`
 )
 
 // ingestStmts are prepared before the ingest transaction.
@@ -195,6 +195,10 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			if status == "" {
 				status = EventReceived
 			}
+			var dedupeHash any // in the dedupe index only when this delivery was deduplicated
+			if it.DedupeWindow > 0 {
+				dedupeHash = e.BodyHash
+			}
 			if it.Plan != nil && !h.hasRules && status == EventReceived && h.updatedAt == TS(it.HookUpdatedAt) {
 				p := *it.Plan
 				p.Event = e
@@ -213,7 +217,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			if _, err := st.exec(ctx, insertWebhookEvent, e.ID, e.OrgID, e.ProjectID, e.TaskID, now, e.Provider, e.Type,
 				nullStr(e.IdemKey), e.BodyHash, e.Verification, orJSON(e.Headers, "{}"), body, e.BodySize, e.Raw,
 				orJSON(e.Alerts, "[]"), status, orJSON(dispatch, "[]"), errText, nullStr(e.ReplayOf), e.Test,
-				dispatchedAt); err != nil {
+				dispatchedAt, dedupeHash); err != nil {
 				return err
 			}
 			out[i].ID = e.ID

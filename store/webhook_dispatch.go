@@ -73,9 +73,14 @@ type DispatchOutcome struct {
 // and anything later never dispatches an event twice.
 func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]DispatchOutcome, error) {
 	var out []DispatchOutcome
-	err := db.Write(ctx, func(tx *Tx) error {
+	pre, err := db.writerStmts(ctx, ingestStmts...)
+	if err != nil {
+		return nil, err
+	}
+	err = db.Write(ctx, func(tx *Tx) error {
 		out = out[:0]
 		st := newTxStmts(tx)
+		st.pre = pre
 		for i := range plans {
 			o, err := applyDispatchTx(ctx, st, &plans[i])
 			if err != nil {

@@ -32,8 +32,7 @@ var Version = "0.1.0"
 type Server struct {
 	cfg     Config
 	db      *store.DB
-	vault   *vault.Vault
-	secrets *secrets.Keeper
+	secrets *secrets.Keeper // owns the vault: encrypt through it, it follows rotations run by another process
 	rag     *rag.Store
 	// knowledge joins memories and the RAG store (the agent's remember/recall/search_knowledge).
 	knowledge *knowledge.Base
@@ -147,7 +146,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		rag: d.RAG, ownsRAG: ownsRAG,
-		cfg: cfg, db: d.DB, vault: d.Vault, log: d.Logger, signer: signer, hasher: auth.NewHasher(0), mail: sender,
+		cfg: cfg, db: d.DB, log: d.Logger, signer: signer, hasher: auth.NewHasher(0), mail: sender,
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}

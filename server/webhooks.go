@@ -216,16 +216,19 @@ func (s *Server) handlePutWebhook(c *Ctx) error {
 	case !creating && len(h.SecretCT) == 0 && h.Scheme != string(webhook.SchemeNone):
 		shown = newWebhookSecret() // switched from scheme none to one that needs a secret
 	}
+	var setSecret store.SetWebhookSecret
 	if shown != nil {
-		ct, _, err := s.vault.EncryptFor(webhookAAD(id), shown)
-		if err != nil {
-			return err
+		setSecret = func(w, _ *store.Webhook) error {
+			ct, kid, err := s.secrets.Seal(webhookAAD(id), shown)
+			if err != nil {
+				return err
+			}
+			now := s.Now()
+			w.SecretCT, w.SecretKeyID, w.SecretRotatedAt = ct, kid, &now
+			return nil
 		}
-		h.SecretCT = ct
-		now := s.Now()
-		h.SecretRotatedAt = &now
 	}
-	created, err := s.db.SaveWebhook(c.Context(), h)
+	created, err := s.db.SaveWebhook(c.Context(), h, setSecret)
 	if err != nil {
 		return err
 	}
@@ -286,18 +289,24 @@ func (s *Server) handleRotateWebhook(c *Ctx) error {
 	if req.OverlapSeconds != nil {
 		overlap = time.Duration(*req.OverlapSeconds) * time.Second
 	}
-	ct, _, err := s.vault.EncryptFor(webhookAAD(id), secret)
-	if err != nil {
-		return err
+	// The current secret becomes the previous one as stored inside the
+	// transaction, never as read before it (a vault rotation may have
+	// re-encrypted it meanwhile).
+	rotate := func(w, old *store.Webhook) error {
+		ct, kid, err := s.secrets.Seal(webhookAAD(id), secret)
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		until := now.Add(overlap)
+		w.PrevSecretCT, w.PrevSecretKeyID, w.PrevValidUntil = old.SecretCT, old.SecretKeyID, &until
+		w.SecretCT, w.SecretKeyID, w.SecretRotatedAt = ct, kid, &now
+		if overlap == 0 || len(w.PrevSecretCT) == 0 {
+			w.PrevSecretCT, w.PrevSecretKeyID, w.PrevValidUntil = nil, "", nil
+		}
+		return nil
 	}
-	now := s.Now()
-	h.PrevSecretCT, h.SecretCT, h.SecretRotatedAt = h.SecretCT, ct, &now
-	until := now.Add(overlap)
-	h.PrevValidUntil = &until
-	if overlap == 0 || len(h.PrevSecretCT) == 0 {
-		h.PrevSecretCT, h.PrevValidUntil = nil, nil
-	}
-	if _, err := s.db.SaveWebhook(c.Context(), h); err != nil {
+	if _, err := s.db.SaveWebhook(c.Context(), h, rotate); err != nil {
 		return err
 	}
 	s.wh.forget(id)

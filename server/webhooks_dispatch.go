@@ -22,6 +22,8 @@ const (
 	// writer connection after every group commit.
 	dispatchCoalesce = 20 * time.Millisecond
 	maxRunInput      = 16 << 10 // bytes of alert JSON handed to the agent
+	// maxTimelineAlerts: alerts an incident's timeline entry keeps per event.
+	maxTimelineAlerts = 20
 )
 
 // dispatcher moves acknowledged events to their outcome: it reads the
@@ -40,6 +42,7 @@ func (w *webhookService) dispatcher(ctx context.Context) {
 		case <-w.wake:
 		case <-t.C:
 		}
+		w.archivePending(ctx)
 		for ctx.Err() == nil {
 			n, err := w.dispatchOnce(ctx)
 			if err != nil {
@@ -62,6 +65,7 @@ func (w *webhookService) dispatcher(ctx context.Context) {
 
 // DispatchWebhooks runs the dispatcher once over the whole queue (tests and tools).
 func (s *Server) DispatchWebhooks(ctx context.Context) error {
+	s.wh.archivePending(ctx)
 	for {
 		n, err := s.wh.dispatchOnce(ctx)
 		if err != nil || n < dispatchBatch {
@@ -124,7 +128,6 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		p.Error = "the webhook was removed before the event was dispatched"
 		return p
 	}
-	p.DropBody = h.MetadataOnly
 	var hdr http.Header
 	headers := func() http.Header {
 		if hdr == nil {
@@ -150,6 +153,15 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		}
 		ev = parsed
 	}
+	return w.planEvent(e, h, rules, ev, headers)
+}
+
+// planEvent decides what a parsed event of webhook h with rules starts.
+// headers gives the delivery's headers to rule conditions (nil when there
+// are no rules). The ingest writer uses it too, to dispatch events of
+// webhooks without rules in its own transaction.
+func (w *webhookService) planEvent(e *store.WebhookEvent, h *store.Webhook, rules []store.WebhookRule, ev webhook.Event, headers func() http.Header) store.DispatchPlan {
+	p := store.DispatchPlan{Event: e, DropBody: h.MetadataOnly}
 	p.RenderInput = func() string { return runInput(e, ev) }
 	if len(rules) == 0 {
 		p.Targets = []store.DispatchTarget{{TargetTaskID: h.TaskID}}
@@ -179,7 +191,7 @@ func (w *webhookService) plan(e *store.WebhookEvent, h *store.Webhook, rules []s
 		p.NoMatch = len(matched) == 0
 	}
 	if h.Correlate {
-		p.Correlation = correlation(ev, time.Duration(h.CorrelationWindow)*time.Second)
+		p.Correlation = correlation(ev, e.Alerts, time.Duration(h.CorrelationWindow)*time.Second)
 	}
 	return p
 }
@@ -218,7 +230,9 @@ func runInput(e *store.WebhookEvent, ev webhook.Event) string {
 // correlation derives the incident keys and state of an event: group key
 // where the provider batches alerts (Alertmanager), fingerprint otherwise;
 // PagerDuty's incident events move the incident's status.
-func correlation(ev webhook.Event, window time.Duration) *store.Correlation {
+// alertsJSON is ev.Alerts already encoded (the event's stored alerts), "" if
+// not at hand.
+func correlation(ev webhook.Event, alertsJSON string, window time.Duration) *store.Correlation {
 	c := &store.Correlation{Window: window, AlertCount: len(ev.Alerts), Severity: webhook.SeverityInfo, Title: ev.Type}
 	seen := map[string]bool{}
 	resolved := 0
@@ -260,8 +274,12 @@ func correlation(ev webhook.Event, window time.Duration) *store.Correlation {
 	if len(c.Title) > 200 {
 		c.Title = c.Title[:200]
 	}
-	alerts, _ := json.Marshal(ev.Alerts[:min(len(ev.Alerts), 20)])
-	c.Alerts = string(alerts)
+	if alertsJSON != "" && len(ev.Alerts) <= maxTimelineAlerts {
+		c.Alerts = alertsJSON // the same JSON: no second encoding per event
+	} else {
+		alerts, _ := json.Marshal(ev.Alerts[:min(len(ev.Alerts), maxTimelineAlerts)])
+		c.Alerts = string(alerts)
+	}
 	return c
 }
 

@@ -31,6 +31,9 @@ type DB struct {
 	// parses and plans a query on every call otherwise, which was a fifth of
 	// the CPU of an authenticated request.
 	stmts sync.Map // string -> *sql.Stmt
+	// wstmts: statements of hot write paths prepared once on the writer
+	// connection (see writerStmts); a transaction binds them with StmtContext.
+	wstmts sync.Map // string -> *sql.Stmt
 }
 
 // Querier is what read helpers need; both *sql.DB and *sql.Tx satisfy it.
@@ -100,6 +103,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Close closes both pools.
 func (db *DB) Close() error {
 	db.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
+	db.wstmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 
@@ -128,6 +132,29 @@ func (db *DB) readRow(ctx context.Context, query string, args ...any) *sql.Row {
 		st = prev.(*sql.Stmt)
 	}
 	return st.QueryRowContext(ctx, args...)
+}
+
+// writerStmts returns the queries prepared once on the writer connection,
+// preparing those not yet prepared. Call it OUTSIDE a write transaction:
+// preparing needs the one writer connection. Only constant query strings.
+func (db *DB) writerStmts(ctx context.Context, queries ...string) (map[string]*sql.Stmt, error) {
+	out := make(map[string]*sql.Stmt, len(queries))
+	for _, q := range queries {
+		if st, ok := db.wstmts.Load(q); ok {
+			out[q] = st.(*sql.Stmt)
+			continue
+		}
+		st, err := db.w.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if prev, loaded := db.wstmts.LoadOrStore(q, st); loaded {
+			st.Close()
+			st = prev.(*sql.Stmt)
+		}
+		out[q] = st
+	}
+	return out, nil
 }
 
 // Reader returns the read pool for queries that need no transaction.

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-func openTemp(t *testing.T) (*DB, string) {
+func openTemp(t testing.TB) (*DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "opsagent.db")
 	db, err := Open(context.Background(), path)

@@ -17,7 +17,9 @@ type Webhook struct {
 	Provider          string
 	Scheme            string
 	SecretCT          []byte
+	SecretKeyID       string // vault key of SecretCT (store/ciphertext.go)
 	PrevSecretCT      []byte
+	PrevSecretKeyID   string
 	PrevValidUntil    *time.Time
 	Enabled           bool
 	RoutingMode       string // first_match, fan_out
@@ -38,7 +40,7 @@ type Webhook struct {
 	TaskEnabled bool
 }
 
-const webhookCols = `w.task_id, w.org_id, w.project_id, w.provider, w.scheme, w.secret_ct, w.prev_secret_ct, w.prev_valid_until,
+const webhookCols = `w.task_id, w.org_id, w.project_id, w.provider, w.scheme, w.secret_ct, w.secret_key_id, w.prev_secret_ct, w.prev_secret_key_id, w.prev_valid_until,
 	w.enabled, w.routing_mode, w.rate_limit_per_minute, w.dedupe_window_seconds, w.retention_days, w.metadata_only,
 	w.redact_globs, w.correlate, w.correlation_window_seconds, w.approval_ttl_seconds, w.badge_token, w.secret_rotated_at,
 	w.created_by, w.created_at, w.updated_at, t.enabled`
@@ -47,7 +49,7 @@ func scanWebhook(row interface{ Scan(...any) error }) (*Webhook, error) {
 	var w Webhook
 	var prevUntil, rotated, createdBy sql.NullString
 	var globs, created, updated string
-	err := row.Scan(&w.TaskID, &w.OrgID, &w.ProjectID, &w.Provider, &w.Scheme, &w.SecretCT, &w.PrevSecretCT, &prevUntil,
+	err := row.Scan(&w.TaskID, &w.OrgID, &w.ProjectID, &w.Provider, &w.Scheme, &w.SecretCT, &w.SecretKeyID, &w.PrevSecretCT, &w.PrevSecretKeyID, &prevUntil,
 		&w.Enabled, &w.RoutingMode, &w.RateLimit, &w.DedupeSeconds, &w.RetentionDays, &w.MetadataOnly, &globs, &w.Correlate,
 		&w.CorrelationWindow, &w.ApprovalTTL, &w.BadgeToken, &rotated, &createdBy, &created, &updated, &w.TaskEnabled)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -89,9 +91,20 @@ func (db *DB) FindWebhookByBadge(ctx context.Context, token string) (*Webhook, e
 		WHERE w.badge_token = ?`, token))
 }
 
+// SetWebhookSecret sets the secret fields of w (SecretCT, SecretKeyID,
+// PrevSecretCT, PrevSecretKeyID, PrevValidUntil, SecretRotatedAt) inside the
+// write transaction; old is the stored webhook, nil when w is new.
+type SetWebhookSecret func(w, old *Webhook) error
+
 // SaveWebhook creates or replaces the webhook of a task of the project
 // (created reports which). The task must exist in the project.
-func (db *DB) SaveWebhook(ctx context.Context, w *Webhook) (created bool, err error) {
+//
+// The secret fields of w are ignored: they keep their stored values unless
+// setSecret is given, which runs inside the write transaction. Encrypting
+// there (with a keyring reloaded in the transaction) and never writing back a
+// ciphertext read before it is what keeps a vault rotation running in another
+// process from missing a webhook secret: see secrets.Keeper.Rotate.
+func (db *DB) SaveWebhook(ctx context.Context, w *Webhook, setSecret SetWebhookSecret) (created bool, err error) {
 	err = db.Write(ctx, func(tx *Tx) error {
 		if _, err := findTask(ctx, tx, w.OrgID, w.ProjectID, w.TaskID); err != nil {
 			return err
@@ -100,31 +113,42 @@ func (db *DB) SaveWebhook(ctx context.Context, w *Webhook) (created bool, err er
 		old, err := findWebhook(ctx, tx, w.OrgID, w.ProjectID, w.TaskID)
 		switch {
 		case IsNotFound(err):
-			created = true
+			created, old = true, nil
 			w.CreatedAt = tx.Now
 		case err != nil:
 			return err
 		default:
 			w.CreatedAt, w.BadgeToken, w.CreatedBy = old.CreatedAt, old.BadgeToken, old.CreatedBy
 		}
+		if old != nil {
+			w.SecretCT, w.SecretKeyID, w.PrevSecretCT, w.PrevSecretKeyID = old.SecretCT, old.SecretKeyID, old.PrevSecretCT, old.PrevSecretKeyID
+			w.PrevValidUntil, w.SecretRotatedAt = old.PrevValidUntil, old.SecretRotatedAt
+		} else {
+			w.SecretCT, w.SecretKeyID, w.PrevSecretCT, w.PrevSecretKeyID, w.PrevValidUntil, w.SecretRotatedAt = nil, "", nil, "", nil, nil
+		}
+		if setSecret != nil {
+			if err := setSecret(w, old); err != nil {
+				return err
+			}
+		}
 		w.UpdatedAt = tx.Now
 		if created {
 			_, err = tx.ExecContext(ctx, `INSERT INTO webhooks (task_id, org_id, project_id, provider, scheme, secret_ct,
-				prev_secret_ct, prev_valid_until, enabled, routing_mode, rate_limit_per_minute, dedupe_window_seconds,
-				retention_days, metadata_only, redact_globs, correlate, correlation_window_seconds, approval_ttl_seconds,
-				badge_token, secret_rotated_at, created_by, created_at, updated_at)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-				w.TaskID, w.OrgID, w.ProjectID, w.Provider, w.Scheme, w.SecretCT, w.PrevSecretCT, nullTS(w.PrevValidUntil),
+				secret_key_id, prev_secret_ct, prev_secret_key_id, prev_valid_until, enabled, routing_mode, rate_limit_per_minute,
+				dedupe_window_seconds, retention_days, metadata_only, redact_globs, correlate, correlation_window_seconds,
+				approval_ttl_seconds, badge_token, secret_rotated_at, created_by, created_at, updated_at)
+				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+				w.TaskID, w.OrgID, w.ProjectID, w.Provider, w.Scheme, w.SecretCT, w.SecretKeyID, w.PrevSecretCT, w.PrevSecretKeyID, nullTS(w.PrevValidUntil),
 				w.Enabled, w.RoutingMode, w.RateLimit, w.DedupeSeconds, w.RetentionDays, w.MetadataOnly, string(globs),
 				w.Correlate, w.CorrelationWindow, w.ApprovalTTL, w.BadgeToken, nullTS(w.SecretRotatedAt), nullStr(w.CreatedBy),
 				TS(w.CreatedAt), TS(w.UpdatedAt))
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE webhooks SET provider = ?, scheme = ?, secret_ct = ?, prev_secret_ct = ?,
-			prev_valid_until = ?, enabled = ?, routing_mode = ?, rate_limit_per_minute = ?, dedupe_window_seconds = ?,
+		_, err = tx.ExecContext(ctx, `UPDATE webhooks SET provider = ?, scheme = ?, secret_ct = ?, secret_key_id = ?,
+			prev_secret_ct = ?, prev_secret_key_id = ?, prev_valid_until = ?, enabled = ?, routing_mode = ?, rate_limit_per_minute = ?, dedupe_window_seconds = ?,
 			retention_days = ?, metadata_only = ?, redact_globs = ?, correlate = ?, correlation_window_seconds = ?,
 			approval_ttl_seconds = ?, secret_rotated_at = ?, updated_at = ? WHERE task_id = ? AND org_id = ? AND project_id = ?`,
-			w.Provider, w.Scheme, w.SecretCT, w.PrevSecretCT, nullTS(w.PrevValidUntil), w.Enabled, w.RoutingMode, w.RateLimit,
+			w.Provider, w.Scheme, w.SecretCT, w.SecretKeyID, w.PrevSecretCT, w.PrevSecretKeyID, nullTS(w.PrevValidUntil), w.Enabled, w.RoutingMode, w.RateLimit,
 			w.DedupeSeconds, w.RetentionDays, w.MetadataOnly, string(globs), w.Correlate, w.CorrelationWindow, w.ApprovalTTL,
 			nullTS(w.SecretRotatedAt), TS(w.UpdatedAt), w.TaskID, w.OrgID, w.ProjectID)
 		return err

@@ -73,9 +73,14 @@ type DispatchOutcome struct {
 // and anything later never dispatches an event twice.
 func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]DispatchOutcome, error) {
 	var out []DispatchOutcome
-	err := db.Write(ctx, func(tx *Tx) error {
+	pre, err := db.writerStmts(ctx, ingestStmts...)
+	if err != nil {
+		return nil, err
+	}
+	err = db.Write(ctx, func(tx *Tx) error {
 		out = out[:0]
 		st := newTxStmts(tx)
+		st.pre = pre
 		for i := range plans {
 			o, err := applyDispatchTx(ctx, st, &plans[i])
 			if err != nil {
@@ -104,7 +109,27 @@ func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispatc
 		o.Skipped = true
 		return o, nil
 	}
-	o.Status = EventDispatched
+	o, err := decideDispatchTx(ctx, st, p)
+	if err != nil {
+		return o, err
+	}
+	items, _ := json.Marshal(o.Items)
+	q := `UPDATE webhook_events SET status = ?, dispatch = ?, error = ?, dispatched_at = ?`
+	if p.DropBody {
+		q += `, body = NULL`
+	}
+	_, err = st.exec(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, TS(tx.Now), e.ID)
+	return o, err
+}
+
+// decideDispatchTx carries out a plan for its event (joins or opens the
+// incident, records runs, opens approvals) and returns the outcome; the
+// caller writes the event's status and dispatch list. p.Targets is cleared
+// when the event joins an open incident.
+func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (DispatchOutcome, error) {
+	tx := st.tx
+	e := p.Event
+	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}, Status: EventDispatched}
 	var inc *Incident
 	if c := p.Correlation; c != nil && p.Error == "" {
 		var joined bool
@@ -150,13 +175,7 @@ func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispatc
 	if approvals > 0 && approvals == len(p.Targets) {
 		o.Status = EventApprovalPending
 	}
-	items, _ := json.Marshal(o.Items)
-	q := `UPDATE webhook_events SET status = ?, dispatch = ?, error = ?, dispatched_at = ?`
-	if p.DropBody {
-		q += `, body = NULL`
-	}
-	_, err := st.exec(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, TS(tx.Now), e.ID)
-	return o, err
+	return o, nil
 }
 
 // dispatchTargetTx records a run (or opens an approval) for one target.
@@ -282,6 +301,17 @@ func ApproveWebhookEventTx(ctx context.Context, tx *Tx, a *Approval, targetTaskI
 	return s, nil
 }
 
+// Correlation's statements (prepared on the writer connection by ingest).
+var queryOpenIncidentByKey = `SELECT ` + prefixed("i.", incidentCols) + ` FROM incident_keys k
+	JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'
+	AND i.last_alert_at >= ? ORDER BY i.last_alert_at DESC LIMIT 1`
+
+const (
+	insertIncidentKey    = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`
+	updateIncidentCounts = `UPDATE incidents SET alert_count = alert_count + ?, event_count = event_count + ?,
+	last_alert_at = ?, updated_at = ? WHERE id = ?`
+)
+
 // correlateTx finds an open incident sharing a key within the window and
 // adds the event to it (joined true), or opens a new incident for firing
 // alerts (joined false). A provider transition (acknowledged, resolved)
@@ -295,9 +325,7 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 			inc = i // joined earlier in this batch: still open, within its window
 			break
 		}
-		i, err := scanIncident(st.queryRow(ctx, `SELECT `+prefixed("i.", incidentCols)+` FROM incident_keys k
-			JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'
-			AND i.last_alert_at >= ? ORDER BY i.last_alert_at DESC LIMIT 1`, e.ProjectID, k, since))
+		i, err := scanIncident(st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since))
 		if err == nil {
 			inc = i
 			break
@@ -335,14 +363,16 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		if st.open[mk] == inc {
 			continue
 		}
-		if _, err := st.exec(ctx, `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`,
-			e.ProjectID, k, inc.ID); err != nil {
+		if _, err := st.exec(ctx, insertIncidentKey, e.ProjectID, k, inc.ID); err != nil {
 			return nil, false, err
 		}
 		st.open[mk] = inc
 	}
-	data, _ := json.Marshal(map[string]any{"event_id": e.ID, "event_type": e.Type, "alerts": json.RawMessage(orJSON(c.Alerts, "[]"))})
-	if _, err := st.exec(ctx, insertTimeline, NewID(), inc.ID, TS(tx.Now), "alert", nil, c.Title, string(data)); err != nil {
+	// What json.Marshal of {alerts, event_id, event_type} gives, without
+	// validating and compacting the alerts JSON again for every event.
+	typ, _ := json.Marshal(e.Type)
+	data := `{"alerts":` + orJSON(c.Alerts, "[]") + `,"event_id":"` + e.ID + `","event_type":` + string(typ) + `}`
+	if _, err := st.exec(ctx, insertTimeline, NewID(), inc.ID, TS(tx.Now), "alert", nil, c.Title, data); err != nil {
 		return nil, false, err
 	}
 	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {
@@ -367,8 +397,7 @@ type incidentDelta struct{ alerts, events int }
 // flushIncidents writes the batch's counter deltas.
 func (s *txStmts) flushIncidents(ctx context.Context) error {
 	for id, d := range s.counts {
-		if _, err := s.exec(ctx, `UPDATE incidents SET alert_count = alert_count + ?, event_count = event_count + ?,
-			last_alert_at = ?, updated_at = ? WHERE id = ?`, d.alerts, d.events, TS(s.tx.Now), TS(s.tx.Now), id); err != nil {
+		if _, err := s.exec(ctx, updateIncidentCounts, d.alerts, d.events, TS(s.tx.Now), TS(s.tx.Now), id); err != nil {
 			return err
 		}
 	}
@@ -384,6 +413,7 @@ func (s *txStmts) flushIncidents(ctx context.Context) error {
 type txStmts struct {
 	tx     *Tx
 	m      map[string]*sql.Stmt
+	pre    map[string]*sql.Stmt // prepared on the writer connection (DB.writerStmts)
 	open   map[string]*Incident
 	counts map[string]*incidentDelta
 }
@@ -394,6 +424,12 @@ func newTxStmts(tx *Tx) *txStmts {
 
 func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if st := s.m[q]; st != nil {
+		return st, nil
+	}
+	if pre := s.pre[q]; pre != nil {
+		// Binding reuses the statement already prepared on this connection.
+		st := s.tx.StmtContext(ctx, pre)
+		s.m[q] = st
 		return st, nil
 	}
 	st, err := s.tx.PrepareContext(ctx, q)

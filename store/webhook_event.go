@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -71,6 +72,13 @@ type IngestItem struct {
 	// DedupeWindow: an event with the same body hash stored this recently
 	// makes this one a duplicate (0 = no dedupe; replays and tests skip it).
 	DedupeWindow time.Duration
+	// Plan, when set, is dispatched in the ingest transaction itself (one
+	// commit stores and dispatches the event) provided the webhook has no
+	// routing rules and is still the version the plan was made from
+	// (HookUpdatedAt); otherwise the event waits for the dispatcher, which
+	// reads the rules and the configuration afresh.
+	Plan          *DispatchPlan
+	HookUpdatedAt time.Time
 }
 
 // IngestResult says what happened to one IngestItem.
@@ -78,42 +86,71 @@ type IngestResult struct {
 	ID        string // the stored event, or the earlier one this duplicates
 	Duplicate string // "" when stored; idempotency_key or dedupe when not
 	Err       error  // NotFound when the webhook or task was disabled or deleted meanwhile
+	// Dispatched is the outcome when the event was dispatched in the ingest
+	// transaction; nil when it waits for the dispatcher (status received).
+	Dispatched *DispatchOutcome
 }
+
+// ingestHook is what the ingest transaction knows of one webhook.
+type ingestHook struct {
+	live      bool
+	updatedAt string
+	hasRules  bool
+}
+
+// The ingest transaction's statements, prepared once on the writer
+// connection: parsing them again for every group commit cost more than
+// a tenth of the writer's CPU.
+const (
+	insertWebhookEvent = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_hash)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	queryIngestHook = `SELECT w.enabled AND t.enabled, w.updated_at,
+	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
+	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id = ?`
+	queryIdemKey = `SELECT id FROM webhook_events WHERE task_id = ? AND idem_key = ?`
+	queryDedupe  = `SELECT id FROM webhook_events WHERE task_id = ? AND dedupe_hash = ? AND received_at >= ?
+	ORDER BY received_at DESC LIMIT 1`
+)
+
+// ingestStmts are prepared before the ingest transaction.
+var ingestStmts = []string{insertWebhookEvent, queryIngestHook, queryIdemKey, queryDedupe,
+	queryOpenIncidentByKey, insertIncidentKey, insertTimeline, updateIncidentCounts}
 
 // InsertWebhookEvents stores a batch of deliveries in ONE transaction (the
 // group commit of the ingest writer), so one synced commit acknowledges
 // them all. Idempotency keys and the dedupe window are checked against the
 // database and against earlier items of the same batch, which is what makes
 // a hundred simultaneous copies of one delivery store exactly one event.
+// Items with a Plan are dispatched in the same transaction when their
+// webhook allows it (see IngestItem), so storing and dispatching them is
+// one atomic step: exactly once across a crash by construction.
 // A per-item problem is reported in its result; only a database failure
 // fails the call (and then nothing was stored).
 func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
 	out := make([]IngestResult, len(items))
-	err := db.Write(ctx, func(tx *Tx) error {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO webhook_events (`+webhookEventCols+`)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		live := map[string]bool{}
+	pre, err := db.writerStmts(ctx, ingestStmts...)
+	if err != nil {
+		return nil, err
+	}
+	err = db.Write(ctx, func(tx *Tx) error {
+		st := newTxStmts(tx)
+		st.pre = pre
+		hooks := map[string]ingestHook{}
 		byKey := map[string]string{}
 		byHash := map[string]string{}
+		now := TS(tx.Now)
 		for i, it := range items {
 			e := it.Event
 			out[i] = IngestResult{}
-			ok, seen := live[e.TaskID]
+			h, seen := hooks[e.TaskID]
 			if !seen {
-				var one int
-				err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhooks w JOIN tasks t ON t.id = w.task_id
-					WHERE w.task_id = ? AND w.enabled = 1 AND t.enabled = 1`, e.TaskID).Scan(&one)
+				err := st.queryRow(ctx, queryIngestHook, e.TaskID).Scan(&h.live, &h.updatedAt, &h.hasRules)
 				if err != nil && !errors.Is(err, sql.ErrNoRows) {
 					return err
 				}
-				ok = err == nil
-				live[e.TaskID] = ok
+				hooks[e.TaskID] = h
 			}
-			if !ok {
+			if !h.live {
 				out[i].Err = NotFound("webhook")
 				continue
 			}
@@ -124,7 +161,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 					continue
 				}
 				var id string
-				err := tx.QueryRowContext(ctx, `SELECT id FROM webhook_events WHERE task_id = ? AND idem_key = ?`, e.TaskID, e.IdemKey).Scan(&id)
+				err := st.queryRow(ctx, queryIdemKey, e.TaskID, e.IdemKey).Scan(&id)
 				if err == nil {
 					byKey[k] = id
 					out[i] = IngestResult{ID: id, Duplicate: "idempotency_key"}
@@ -134,17 +171,15 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				}
 			}
 			if it.DedupeWindow > 0 {
-				h := e.TaskID + "\x00" + e.BodyHash
-				if id, hit := byHash[h]; hit {
+				k := e.TaskID + "\x00" + e.BodyHash
+				if id, hit := byHash[k]; hit {
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
 					continue
 				}
 				var id string
-				err := tx.QueryRowContext(ctx, `SELECT id FROM webhook_events WHERE task_id = ? AND body_hash = ? AND received_at >= ?
-					AND test = 0 AND replay_of IS NULL ORDER BY received_at DESC LIMIT 1`,
-					e.TaskID, e.BodyHash, TS(tx.Now.Add(-it.DedupeWindow))).Scan(&id)
+				err := st.queryRow(ctx, queryDedupe, e.TaskID, e.BodyHash, TS(tx.Now.Add(-it.DedupeWindow))).Scan(&id)
 				if err == nil {
-					byHash[h] = id
+					byHash[k] = id
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
 					continue
 				} else if !errors.Is(err, sql.ErrNoRows) {
@@ -155,13 +190,34 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				e.ID = NewID()
 			}
 			e.ReceivedAt = tx.Now
-			if e.Status == "" {
-				e.Status = EventReceived
+			// Local copies: Write may run this function again after BUSY.
+			status, dispatch, errText, body, dispatchedAt := e.Status, e.Dispatch, e.Error, e.Body, nullTS(e.DispatchedAt)
+			if status == "" {
+				status = EventReceived
 			}
-			if _, err := ins.ExecContext(ctx, e.ID, e.OrgID, e.ProjectID, e.TaskID, TS(e.ReceivedAt), e.Provider, e.Type,
-				nullStr(e.IdemKey), e.BodyHash, e.Verification, orJSON(e.Headers, "{}"), e.Body, e.BodySize, e.Raw,
-				orJSON(e.Alerts, "[]"), e.Status, orJSON(e.Dispatch, "[]"), e.Error, nullStr(e.ReplayOf), e.Test,
-				nullTS(e.DispatchedAt)); err != nil {
+			var dedupeHash any // in the dedupe index only when this delivery was deduplicated
+			if it.DedupeWindow > 0 {
+				dedupeHash = e.BodyHash
+			}
+			if it.Plan != nil && !h.hasRules && status == EventReceived && h.updatedAt == TS(it.HookUpdatedAt) {
+				p := *it.Plan
+				p.Event = e
+				p.Targets = append([]DispatchTarget(nil), p.Targets...)
+				o, err := decideDispatchTx(ctx, st, &p)
+				if err != nil {
+					return err
+				}
+				items, _ := json.Marshal(o.Items)
+				status, dispatch, errText, dispatchedAt = o.Status, string(items), p.Error, now
+				if p.DropBody {
+					body = nil
+				}
+				out[i].Dispatched = &o
+			}
+			if _, err := st.exec(ctx, insertWebhookEvent, e.ID, e.OrgID, e.ProjectID, e.TaskID, now, e.Provider, e.Type,
+				nullStr(e.IdemKey), e.BodyHash, e.Verification, orJSON(e.Headers, "{}"), body, e.BodySize, e.Raw,
+				orJSON(e.Alerts, "[]"), status, orJSON(dispatch, "[]"), errText, nullStr(e.ReplayOf), e.Test,
+				dispatchedAt, dedupeHash); err != nil {
 				return err
 			}
 			out[i].ID = e.ID
@@ -172,7 +228,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				byHash[e.TaskID+"\x00"+e.BodyHash] = e.ID
 			}
 		}
-		return nil
+		return st.flushIncidents(ctx)
 	})
 	if err != nil {
 		return nil, err

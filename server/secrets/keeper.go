@@ -72,6 +72,30 @@ func (k *Keeper) noteKeyringWritten() {
 	k.mu.Unlock()
 }
 
+// Seal encrypts plaintext to the current vault key, bound to aad, and
+// returns the ciphertext with the key's id (store it in the column's key-id
+// column, see store.CipherColumns). Call it inside the write transaction that
+// stores the ciphertext: the keyring is reloaded there when a rotation in
+// another process changed it, which is what Rotate relies on to miss nothing.
+func (k *Keeper) Seal(aad string, plaintext []byte) (ct []byte, keyID string, err error) {
+	v, err := k.Vault()
+	if err != nil {
+		return nil, "", err
+	}
+	return v.EncryptFor(aad, plaintext)
+}
+
+// Unseal decrypts a ciphertext made by Seal with the same aad. After
+// vault.ErrNoMatchingKey the caller should read the row again and retry
+// once: a rotation may have re-encrypted it and retired the key in between.
+func (k *Keeper) Unseal(aad string, ct []byte) ([]byte, error) {
+	v, err := k.Vault()
+	if err != nil {
+		return nil, err
+	}
+	return v.DecryptFor(aad, ct)
+}
+
 // AAD is the associated data binding a ciphertext to its row: moved to any
 // other org, project, kind or name it no longer decrypts.
 func AAD(orgID, projectID, kind, name string) string {

@@ -22,13 +22,14 @@ type RotateReport struct {
 	RetiredKeyID []string `json:"retired_key_ids"`
 }
 
-// DefaultRotateBatch is how many secrets one re-encryption transaction holds:
+// DefaultRotateBatch is how many ciphertexts one re-encryption transaction holds:
 // small enough that the server's writes wait milliseconds, not seconds.
 const DefaultRotateBatch = 25
 
-// Rotate makes a new vault key current, re-encrypts every secret to it in
-// batches of batch rows (one write transaction each) and then retires the
-// older keys. It is safe while a server (this process or another one on the
+// Rotate makes a new vault key current, re-encrypts every vault ciphertext
+// of the database to it (every column store.CipherColumns lists: secrets,
+// webhook signing secrets, ...) in batches of batch values (one write
+// transaction each) and then retires the older keys. It is safe while a server (this process or another one on the
 // same data directory) keeps serving: every writer reloads a changed keyring
 // inside its write transaction before encrypting, so once a batch finds no
 // stale row in its transaction, no later write can produce one, and retiring
@@ -52,20 +53,20 @@ func (k *Keeper) Rotate(ctx context.Context, batch int) (*RotateReport, error) {
 	for {
 		n := 0
 		err := k.db.Write(ctx, func(tx *store.Tx) error {
-			ids, cts, err := store.StaleCiphertextsTx(ctx, tx, newID, batch)
+			stale, err := store.StaleCiphertextsTx(ctx, tx, newID, batch)
 			if err != nil {
 				return err
 			}
-			for i, id := range ids {
-				ct, kid, err := v.Reencrypt(cts[i])
+			for _, st := range stale {
+				ct, kid, err := v.Reencrypt(st.CT)
 				if err != nil {
-					return fmt.Errorf("secrets: re-encrypt secret %s: %w", id, err)
+					return fmt.Errorf("secrets: re-encrypt %s.%s of row %s: %w", st.Column.Table, st.Column.CT, st.RowID, err)
 				}
-				if err := store.ReplaceCiphertextTx(ctx, tx, id, ct, kid); err != nil {
+				if err := store.ReplaceCiphertextTx(ctx, tx, st, ct, kid); err != nil {
 					return err
 				}
 			}
-			n = len(ids)
+			n = len(stale)
 			return nil
 		})
 		if err != nil {
@@ -89,13 +90,13 @@ func (k *Keeper) Rotate(ctx context.Context, batch int) (*RotateReport, error) {
 }
 
 // KeyUsage reports the vault's keys (oldest first, the last current) and how
-// many secrets each encrypts.
+// many stored ciphertexts (secrets, webhook secrets, ...) each encrypts.
 func (k *Keeper) KeyUsage(ctx context.Context) (keys []string, counts map[string]int, err error) {
 	v, err := k.Vault()
 	if err != nil {
 		return nil, nil, err
 	}
-	counts, err = k.db.CountSecretsByKey(ctx)
+	counts, err = k.db.CountCiphertextsByKey(ctx)
 	return slices.Clone(v.KeyIDs()), counts, err
 }
 
@@ -114,7 +115,7 @@ func RotateCommand(ctx context.Context, args []string, getenv func(string) strin
 		def = "./data"
 	}
 	dataDir := fs.String("data-dir", def, "data directory of the server (env OPSAGENT_DATA_DIR)")
-	batch := fs.Int("batch", DefaultRotateBatch, "secrets re-encrypted per transaction")
+	batch := fs.Int("batch", DefaultRotateBatch, "ciphertexts re-encrypted per transaction")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func RotateCommand(ctx context.Context, args []string, getenv func(string) strin
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "new key %s; re-encrypted %d secrets in %d batches; retired %v\n",
+	fmt.Fprintf(stdout, "new key %s; re-encrypted %d ciphertexts in %d batches; retired %v\n",
 		rep.NewKeyID, rep.Reencrypted, rep.Batches, rep.RetiredKeyID)
 	return nil
 }

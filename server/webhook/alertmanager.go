@@ -66,9 +66,9 @@ func amAlerts(p amPayload, source string) []Alert {
 		if len(out) == MaxAlerts {
 			break
 		}
-		labels := make(map[string]string, len(a.Labels))
-		for k, v := range a.Labels {
-			labels[k] = v
+		labels := a.Labels // the decoded payload is not used again: no copy
+		if labels == nil {
+			labels = map[string]string{}
 		}
 		ann := a.Annotations
 		status := a.Status

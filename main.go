@@ -43,7 +43,7 @@ Usage:
   opsagent logout            revoke this machine's session and forget it
   opsagent backup --data-dir D --out FILE    archive a (running) server's data directory
   opsagent restore --in FILE --data-dir NEW  restore an archive into a new, empty directory
-  opsagent vault rotate      re-encrypt every secret under a new vault key (safe while serving)
+  opsagent vault rotate      re-encrypt every vault ciphertext under a new key (safe while serving)
   opsagent version           print the version
 `
 

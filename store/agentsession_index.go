@@ -91,15 +91,11 @@ func (db *DB) FindSessions(ctx context.Context, f SessionFilter) ([]AgentSession
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []AgentSession{}
-	for rows.Next() {
-		s, err := scanSessionRow(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *s)
+	out, err := collectRows(rows, scanSessionRow)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // FindSessionRef resolves a session by id, else by name, in the tenant's

@@ -86,15 +86,11 @@ func (db *DB) FindAPIKeys(ctx context.Context, orgID, createdBy string) ([]*APIK
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*APIKey{}
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
+	out, err := collectPtrs(rows, scanAPIKey)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // FindAPIKey returns one key of orgID.

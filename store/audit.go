@@ -155,15 +155,11 @@ func (db *DB) FindAuditEvents(ctx context.Context, f AuditFilter) ([]*AuditRecor
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []*AuditRecord{}
-	for rows.Next() {
-		e, err := scanAudit(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, e)
+	out, err := collectPtrs(rows, scanAudit)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // EachAuditEvent streams the matching events oldest first (Limit and Offset ignored).

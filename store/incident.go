@@ -123,15 +123,11 @@ func (db *DB) FindIncidents(ctx context.Context, f IncidentFilter) ([]Incident, 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []Incident{}
-	for rows.Next() {
-		i, err := scanIncident(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *i)
+	out, err := collectRows(rows, scanIncident)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // AddTimelineTx appends an entry to an incident's timeline.

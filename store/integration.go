@@ -64,15 +64,11 @@ func (db *DB) FindIntegrations(ctx context.Context, orgID, projectID string) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Integration{}
-	for rows.Next() {
-		x, err := scanIntegration(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *x)
+	out, err := collectRows(rows, scanIntegration)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // FindIntegration returns one integration of a project.

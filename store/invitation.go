@@ -88,15 +88,11 @@ func (db *DB) FindInvitations(ctx context.Context, orgID string) ([]*Invitation,
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*Invitation{}
-	for rows.Next() {
-		i, err := scanInvitation(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, i)
+	out, err := collectPtrs(rows, scanInvitation)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RevokeInvitation revokes a pending invitation of orgID. Accepted ones are a conflict.

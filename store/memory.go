@@ -93,15 +93,11 @@ func (db *DB) FindMemories(ctx context.Context, f MemoryFilter) ([]Memory, int, 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []Memory{}
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *m)
+	out, err := collectRows(rows, scanMemory)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // FindMemoryByID returns a memory the project sees (its own or its org's).

@@ -35,15 +35,11 @@ func (db *DB) FindMembers(ctx context.Context, orgID string) ([]*Member, error) 
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*Member{}
-	for rows.Next() {
-		m, err := scanMember(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
+	out, err := collectPtrs(rows, scanMember)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func findMemberTx(ctx context.Context, tx *Tx, orgID, userID string) (*Member, error) {

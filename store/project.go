@@ -85,15 +85,11 @@ func (db *DB) FindProjects(ctx context.Context, v Viewer, includeArchived bool) 
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*Project{}
-	for rows.Next() {
-		p, err := scanProject(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
+	out, err := collectPtrs(rows, scanProject)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // FindVisibleProject returns a project v may see and v's explicit project

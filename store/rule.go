@@ -96,15 +96,11 @@ func queryRules(ctx context.Context, q Querier, query string, args ...any) ([]Ru
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Rule{}
-	for rows.Next() {
-		r, err := scanRule(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *r)
+	out, err := collectRows(rows, scanRule)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // FindRule returns one rule of exactly this scope.

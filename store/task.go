@@ -281,13 +281,9 @@ func (db *DB) FindTasks(ctx context.Context, f TaskFilter) ([]Task, int, error) 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []Task{}
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *t)
+	out, err := collectRows(rows, scanTask)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }

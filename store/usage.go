@@ -103,15 +103,11 @@ func (db *DB) TopSessions(ctx context.Context, u UsageScope, limit int) ([]Agent
 		return nil, err
 	}
 	defer rows.Close()
-	out := []AgentSession{}
-	for rows.Next() {
-		s, err := scanSessionRow(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *s)
+	out, err := collectRows(rows, scanSessionRow)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SessionFunnel counts the scope's sessions at each stage of a run.

@@ -55,15 +55,11 @@ func findWebhookRules(ctx context.Context, q Querier, orgID, projectID, taskID s
 		return nil, err
 	}
 	defer rows.Close()
-	out := []WebhookRule{}
-	for rows.Next() {
-		r, err := scanWebhookRule(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *r)
+	out, err := collectRows(rows, scanWebhookRule)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // FindWebhookRule returns one rule of a webhook.

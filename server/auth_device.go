@@ -113,7 +113,7 @@ func (s *Server) deviceRoutes() []*Route {
 	tags := []string{"auth"}
 	return []*Route{
 		{Method: "POST", Path: "/api/auth/device-code", Summary: "Start a device sign-in (RFC 8628; form or JSON body)", Tags: tags, Auth: AuthNone, Body: DeviceCodeRequest{}, Resp: DeviceCodeResponse{}, Status: 200, MaxBody: 8 << 10, RawBody: true, Handle: d.handleDeviceCode},
-		{Method: "POST", Path: "/api/auth/device-token", Summary: "Poll a device sign-in (RFC 8628; errors are 400 DeviceTokenError)", Tags: tags, Auth: AuthNone, Body: DeviceTokenRequest{}, Resp: DeviceTokenSuccess{}, Status: 200, MaxBody: 8 << 10, RawBody: true, Handle: d.handleDeviceToken},
+		{Method: "POST", Path: "/api/auth/device-token", Summary: "Poll a device sign-in (RFC 8628; errors are 400 DeviceTokenError)", Tags: tags, Auth: AuthNone, Body: DeviceTokenRequest{}, Resp: DeviceTokenSuccess{}, Status: 200, ErrorResp: map[int]any{400: DeviceTokenError{}}, MaxBody: 8 << 10, RawBody: true, Handle: d.handleDeviceToken},
 		{Method: "GET", Path: "/api/auth/cli-grant/info", Summary: "What is asking to sign in with this user code", Tags: tags, Auth: AuthHuman, Query: CliGrantInfoQuery{}, Resp: CliGrantInfoResponse{}, Status: 200, Handle: d.handleGrantInfo},
 		{Method: "POST", Path: "/api/auth/cli-grant/redeem", Summary: "Approve a device sign-in as me", Tags: tags, Auth: AuthHuman, Body: CliGrantRedeemRequest{}, Status: 204, MaxBody: 4 << 10, Handle: d.handleGrantRedeem},
 		{Method: "POST", Path: "/api/auth/cli-grant/deny", Summary: "Refuse a device sign-in", Tags: tags, Auth: AuthHuman, Body: CliGrantDenyRequest{}, Status: 204, MaxBody: 4 << 10, Handle: d.handleGrantDeny},

@@ -82,6 +82,8 @@ type AvatarUpload struct {
 	File []byte `json:"file" format:"binary" validate:"required"`
 }
 
+func (AvatarUpload) schemaName() string { return "Body_upload_avatar_api_auth_me_avatar_post" }
+
 // ChangePasswordRequest needs the current password.
 type ChangePasswordRequest struct {
 	CurrentPassword string `json:"current_password" validate:"required,min=1,max=256"`

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"sort"
 	"strconv"
@@ -54,6 +55,10 @@ func (s *Server) openAPI() map[string]any {
 			ok["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.Resp))}}
 		}
 		responses[strconv.Itoa(rt.Status)] = ok
+		for code, typ := range rt.ErrorResp {
+			responses[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
+				"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(typ))}}}
+		}
 		if rt.Body != nil || rt.Query != nil || len(params) > 0 {
 			responses["422"] = map[string]any{"description": "Validation Error", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/HTTPValidationError"}}}}
 		}
@@ -172,6 +177,9 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 		name := t.Name()
 		if name == "" {
 			return g.structSchema(t)
+		}
+		if n, ok := reflect.Zero(t).Interface().(interface{ schemaName() string }); ok {
+			name = n.schemaName() // the spec fixes a few record names Go cannot spell
 		}
 		if _, ok := g.defs[name]; !ok {
 			g.defs[name] = map[string]any{} // placeholder breaks recursion

@@ -36,6 +36,8 @@ type Route struct {
 	Query   any // query parameter struct (fields tagged `query:"name"`), nil when none
 	Resp    any // response type, nil for an empty body
 	Status  int // success status
+	// ErrorResp documents error bodies other than the conventions' shapes (status -> type).
+	ErrorResp map[int]any
 	// MaxBody caps the request body; 0 means the server default.
 	MaxBody int64
 	// Multipart marks a multipart/form-data body (avatar upload).

@@ -87,6 +87,8 @@ type TaskPage struct {
 	Offset int           `json:"offset"`
 }
 
+func (TaskPage) schemaName() string { return "PaginatedResponse_TaskListOut_" }
+
 // TaskListQuery are the filters of GET /api/tasks.
 type TaskListQuery struct {
 	Search        string     `query:"search" validate:"max=200" doc:"case-insensitive substring of name, description or prompt"`

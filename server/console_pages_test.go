@@ -149,6 +149,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 		t.Fatalf("approve: %v", err)
 	}
 	waitJS(t, ctx, "the approval shows approved", textHas(`#approvals-list .approval .approval-status`, "approved"))
+	screenshot(t, ctx, "approvals")
 	ap := c.must(200, "GET", "/api/approvals?session_id="+sid, nil).JSON()["items"].([]any)[0].(map[string]any)
 	if ap["status"] != "approved" || ap["comment"] != "go ahead" {
 		t.Fatalf("approval after the click: %v", ap)

@@ -134,4 +134,10 @@ func TestConsoleTasks(t *testing.T) {
 	}
 	waitJS(t, ctx, "the run's answer", textHas(`#session-log`, "All checks passed."))
 	waitJS(t, ctx, "the run completed", textHas(`#session-status-value`, "completed"))
+
+	// The incidents page answers for a project that has none.
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/incidents"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "an empty incidents list", textHas(`#incidents-list`, "No incidents."))
 }

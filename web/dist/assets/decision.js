@@ -23,8 +23,8 @@ export function decisionForm(id, onDecided) {
     try {
       const body = comment.value.trim() ? { comment: comment.value.trim() } : {};
       const a = await api('/api/approvals/' + id + '/' + action, { method: 'POST', body, project: true });
-      result.textContent = a.status === 'approved' ? 'Approved.' : 'Denied.';
-      comment.disabled = true;
+      result.textContent = (a.status === 'approved' ? 'Approved' : 'Denied') + (a.comment ? ': ' + a.comment : '.');
+      form.replaceChildren(result);
       if (onDecided) onDecided(a);
     } catch (e) {
       errors.replaceChildren(alertBox(e.message));

@@ -1,0 +1,203 @@
+// Console entry point: who is signed in, which org and project, and the
+// client-side router (the server answers index.html for every non-API path).
+
+import { api, setProject, currentProject, onSignedOut } from './api.js';
+import { $, h, alertBox } from './dom.js';
+import { wireAuth, showAuth, hideAuth, showGrant, hideGrant, verifyEmail } from './auth.js';
+import * as chat from './chat.js';
+import * as sessions from './sessions.js';
+import * as tasks from './tasks.js';
+import * as approvals from './approvals.js';
+import * as incidents from './incidents.js';
+import * as projects from './projects.js';
+
+const PROJECT_PREF = 'console.project';
+
+// Routes: a path pattern, the view module, whether it needs a project.
+const routes = [
+  { re: /^\/(?:chat)?$/, view: chat, project: true, nav: '/chat' },
+  { re: /^\/chat\/([0-9a-f-]{36})$/, view: chat, project: true, nav: '/chat' },
+  { re: /^\/sessions$/, view: sessions, project: true, nav: '/sessions' },
+  { re: /^\/sessions\/([0-9a-f-]{36})$/, view: sessions, project: true, nav: '/sessions' },
+  { re: /^\/tasks$/, view: tasks, project: true, nav: '/tasks' },
+  { re: /^\/approvals$/, view: approvals, project: true, nav: '/approvals' },
+  { re: /^\/incidents$/, view: incidents, project: true, nav: '/incidents' },
+  { re: /^\/projects$/, view: projects, project: false, nav: '/projects' },
+];
+
+const app = { user: null, config: null, orgs: [], projects: [], nav: null };
+
+// go navigates inside the console without reloading the page.
+export function go(path) {
+  history.pushState(null, '', path);
+  render();
+}
+
+async function loadConfig() {
+  try { app.config = await api('/api/auth/config'); } catch { app.config = {}; }
+}
+
+async function whoami() {
+  try { return await api('/api/auth/me'); } catch { return null; }
+}
+
+// loadContext reads the orgs and projects and picks the remembered project.
+export async function loadContext() {
+  app.orgs = await api('/api/auth/orgs');
+  app.projects = await api('/api/projects');
+  let want = currentProject();
+  if (!want) {
+    try { want = (await api('/api/me/preferences/' + PROJECT_PREF)).value; } catch { want = ''; }
+  }
+  const found = app.projects.find((p) => p.id === want) || app.projects[0];
+  setProject(found ? found.id : '');
+  fillSelects();
+}
+
+function fillSelects() {
+  const os = $('org-select');
+  os.replaceChildren(...app.orgs.map((o) => h('option', { value: o.id, selected: o.current }, o.name + (o.personal ? ' (personal)' : ''))));
+  const ps = $('project-select');
+  if (app.projects.length === 0) ps.replaceChildren(h('option', { value: '' }, 'No project yet'));
+  else ps.replaceChildren(...app.projects.map((p) => h('option', { value: p.id, selected: p.id === currentProject() }, p.name)));
+  ps.disabled = app.projects.length === 0;
+  os.disabled = app.orgs.length < 2;
+}
+
+// chooseProject makes id the current project and remembers it.
+export async function chooseProject(id) {
+  setProject(id);
+  fillSelects();
+  try { await api('/api/me/preferences/' + PROJECT_PREF, { method: 'PUT', body: { value: id } }); } catch { /* a preference is a convenience */ }
+}
+
+function wireContext() {
+  $('org-select').addEventListener('change', async (e) => {
+    try {
+      await api('/api/auth/switch-org/' + e.target.value, { method: 'POST' });
+      setProject('');
+      await loadContext();
+      render();
+    } catch (err) {
+      showError(err.message);
+    }
+  });
+  $('project-select').addEventListener('change', async (e) => {
+    await chooseProject(e.target.value);
+    render();
+  });
+  $('logout').addEventListener('click', async () => {
+    try { await api('/api/auth/logout', { method: 'POST' }); } catch { /* cookies are cleared anyway */ }
+    app.user = null;
+    setProject('');
+    history.pushState(null, '', '/');
+    render();
+  });
+  document.addEventListener('click', (e) => {
+    const a = e.target.closest('a[data-link]');
+    if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey) return;
+    e.preventDefault();
+    go(a.getAttribute('href'));
+  });
+  window.addEventListener('popstate', render);
+}
+
+function showError(msg) {
+  const v = $('view');
+  v.hidden = false;
+  v.replaceChildren(alertBox(msg));
+}
+
+function signedInChrome(on) {
+  $('me').hidden = !on;
+  $('nav').hidden = !on;
+  $('context').hidden = !on;
+  if (on && app.user) $('who').textContent = app.user.name ? app.user.name + ' <' + app.user.email + '>' : app.user.email;
+}
+
+let current = null; // AbortController of the view on screen
+
+// render draws the page the URL names.
+export async function render() {
+  if (current) current.abort();
+  current = new AbortController();
+  const signal = current.signal;
+  const path = location.pathname.replace(/\/+$/, '') || '/';
+  $('status').hidden = true;
+  hideGrant();
+  const view = $('view');
+  view.hidden = true;
+
+  if (path === '/verify-email') {
+    hideAuth();
+    view.hidden = false;
+    view.replaceChildren(h('section', { class: 'card narrow' }, h('h1', {}, 'Verify your address'), h('p', { role: 'status' }, 'Checking…')));
+    view.querySelector('p').textContent = await verifyEmail();
+    return;
+  }
+  if (!app.user) {
+    signedInChrome(false);
+    if (path === '/register' && app.config.signup_enabled) showAuth('register', app.config);
+    else if (path === '/forgot-password') showAuth('forgot', app.config);
+    else if (path === '/reset-password') showAuth('reset', app.config);
+    else showAuth('login', app.config);
+    return;
+  }
+  hideAuth();
+  signedInChrome(true);
+  if (path === '/cli-grant') { setNav(null); showGrant(); return; }
+
+  let route = null;
+  let m = null;
+  for (const r of routes) { m = path.match(r.re); if (m) { route = r; break; } }
+  view.hidden = false;
+  if (!route) {
+    setNav(null);
+    view.replaceChildren(h('h1', {}, 'Not found'), h('p', {}, 'There is no page here. ', h('a', { href: '/chat', 'data-link': true }, 'Go to the chat')));
+    return;
+  }
+  setNav(route.nav);
+  if (route.project && !currentProject()) {
+    view.replaceChildren(h('h1', {}, 'Choose a project'),
+      h('p', {}, 'Everything the agent does happens inside a project. ', h('a', { href: '/projects', 'data-link': true }, 'Create or pick a project'), ' first.'));
+    return;
+  }
+  view.replaceChildren();
+  try {
+    await route.view.render(view, { id: m[1], signal, go, reload: render, app, chooseProject, loadContext });
+  } catch (e) {
+    if (!signal.aborted) view.append(alertBox(e.message));
+  }
+}
+
+function setNav(active) {
+  for (const a of $('nav').querySelectorAll('a')) {
+    if (a.getAttribute('href') === active) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+async function signedIn() {
+  app.user = await whoami();
+  if (app.user) {
+    try { await loadContext(); } catch (e) { showError(e.message); }
+  }
+  const p = location.pathname;
+  if (['/register', '/forgot-password', '/reset-password'].includes(p)) history.replaceState(null, '', '/');
+  render();
+}
+
+onSignedOut(() => {
+  if (!app.user) return;
+  app.user = null;
+  render();
+});
+
+async function start() {
+  wireAuth(signedIn);
+  wireContext();
+  await loadConfig();
+  await signedIn();
+}
+
+start();

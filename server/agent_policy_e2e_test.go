@@ -65,7 +65,7 @@ func TestE2EApproveRunsTheCommandOnceAndCompletes(t *testing.T) {
 		t.Fatalf("the call in the history changed: %+v", calls)
 	}
 	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
-	if d["status"] != "completed" || d["waiting_approval"] != false || d["summary"] != "Done: it printed hello." {
+	if d["status"] != "completed" || d["waiting_approval"] != false || d["summary"] != "Done: it printed hello." || d["reason"] != "" {
 		t.Fatalf("session after approval: %v", d)
 	}
 

@@ -63,7 +63,7 @@ func TestChatOverSSE(t *testing.T) {
 	// The stored session.
 	d := c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
 	wantCost := (300*1000.0 + 50*2000.0) / 1e6
-	if d["status"] != "completed" || d["tokens_in"].(float64) != 300 || d["tokens_out"].(float64) != 50 ||
+	if d["status"] != "completed" || d["reason"] != "" || d["tokens_in"].(float64) != 300 || d["tokens_out"].(float64) != 50 ||
 		math.Abs(d["cost"].(float64)-wantCost) > 1e-9 || d["title"] != "Disk is full on web-1." || d["source"] != "webchat" ||
 		d["trigger_source"] != "web" || d["tool_calls"].(float64) != 1 || d["steps"].(float64) != 2 ||
 		!strings.Contains(d["summary"].(string), "clean /var/log") || d["model"] != llmfake.Model {

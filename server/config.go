@@ -36,8 +36,14 @@ type Config struct {
 	// AllowLocalCommands lets the agent's run_command run on the server host itself (off by default).
 	AllowLocalCommands bool
 	MaxBodyBytes       int64
-	ShutdownTimeout    time.Duration
+	// WebhookMaxBodyBytes caps an inbound webhook delivery (413 above); it is
+	// its own setting because provider payloads and API bodies differ in size.
+	WebhookMaxBodyBytes int64
+	ShutdownTimeout     time.Duration
 }
+
+// DefaultWebhookMaxBody is the webhook delivery limit when none is set.
+const DefaultWebhookMaxBody = 1 << 20
 
 // EnvName is the OPSAGENT_ twin of a flag: --data-dir is OPSAGENT_DATA_DIR.
 func EnvName(flagName string) string {
@@ -64,7 +70,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.TrustProxy, "trust-proxy", false, "behind one reverse proxy: the last X-Forwarded-For hop (the one it appends) is the client address")
 	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", false, "turn off self-service password reset")
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "default request body limit in bytes")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "request body limit in bytes of API routes that set none of their own (webhook deliveries: --webhook-max-body-bytes)")
+	fs.Int64Var(&c.WebhookMaxBodyBytes, "webhook-max-body-bytes", DefaultWebhookMaxBody, "largest inbound webhook delivery in bytes (413 above)")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
 	// Every flag names its twin in --help.
@@ -136,6 +143,9 @@ func (c *Config) Validate() error {
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("max-body-bytes must be positive"))
 	}
+	if c.WebhookMaxBodyBytes < 0 {
+		errs = append(errs, errors.New("webhook-max-body-bytes must be positive"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -167,8 +177,8 @@ func (c *Config) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "addr=%s\ndata_dir=%s\nbase_url=%s\nsignup=%s\nsmtp_url=%s\nmail_from=%s\n", c.Addr, c.DataDir, c.BaseURL, c.Signup, redactURL(c.SMTPURL), c.MailFrom)
 	fmt.Fprintf(w, "llm_provider=%s\nllm_base_url=%s\nllm_api_key=%s\nllm_model=%s\nvault_passphrase=%s\n", c.LLMProvider, redactURL(c.LLMBaseURL), red(c.LLMAPIKey), c.LLMModel, red(c.VaultPassphrase))
-	fmt.Fprintf(w, "log_level=%s\nlog_format=%s\ntrust_proxy=%t\ndisable_password_reset=%t\nmax_body_bytes=%d\nshutdown_timeout=%s\n",
-		c.LogLevel, c.LogFormat, c.TrustProxy, c.DisablePasswordReset, c.MaxBodyBytes, c.ShutdownTimeout)
+	fmt.Fprintf(w, "log_level=%s\nlog_format=%s\ntrust_proxy=%t\ndisable_password_reset=%t\nmax_body_bytes=%d\nwebhook_max_body_bytes=%d\nshutdown_timeout=%s\n",
+		c.LogLevel, c.LogFormat, c.TrustProxy, c.DisablePasswordReset, c.MaxBodyBytes, c.WebhookMaxBodyBytes, c.ShutdownTimeout)
 }
 
 // redactURL hides the password of a URL's user info (smtp://user:pass@host).

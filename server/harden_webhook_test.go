@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"flag"
+	"strings"
 	"testing"
+
+	"github.com/opsagent/opsagent/server"
 )
 
 // The events list and the event detail agree on body_kept: a webhook that
@@ -27,5 +31,60 @@ func TestWebhookEventListBodyKeptMatchesDetail(t *testing.T) {
 	}
 	if evs[0]["body_kept"] != false || evs[1]["body_kept"] != true {
 		t.Fatalf("got body_kept %v (metadata-only) and %v (kept), want false and true", evs[0]["body_kept"], evs[1]["body_kept"])
+	}
+}
+
+// paddedJSON is a JSON object of about n bytes.
+func paddedJSON(n int) []byte {
+	return []byte(`{"title":"big","pad":"` + strings.Repeat("x", n) + `"}`)
+}
+
+// The webhook delivery limit is its own setting, independent of the API's
+// --max-body-bytes, and OpenAPI shows the limit in force.
+func TestWebhookBodyLimitIsItsOwnSetting(t *testing.T) {
+	env := newEnv(t, func(c *server.Config) { c.MaxBodyBytes = 2000; c.WebhookMaxBodyBytes = 4 << 20 })
+	owner := env.register("owner@example.com")
+	f := newHook(t, env, owner, map[string]any{"provider": "generic", "scheme": "bearer", "dedupe_window_seconds": 0})
+	if r := f.post(t, paddedJSON(2<<20), bearer(f.secret)); r.Status != 202 {
+		t.Fatalf("2 MiB delivery under a 4 MiB webhook limit: got %d %s, want 202", r.Status, r.Body)
+	}
+	if r := f.post(t, paddedJSON(5<<20), bearer(f.secret)); r.Status != 413 || !strings.Contains(string(r.Body), "4194304") {
+		t.Fatalf("5 MiB delivery: got %d %s, want 413 naming 4194304", r.Status, r.Body)
+	}
+	ops := owner.must(200, "GET", "/api/openapi.json", nil).JSON()["paths"].(map[string]any)
+	recv := ops["/api/webhooks/{task_id}"].(map[string]any)["post"].(map[string]any)
+	if recv["x-max-body-bytes"] != float64(4<<20) || recv["responses"].(map[string]any)["413"] == nil {
+		t.Fatalf("OpenAPI receiver: x-max-body-bytes %v, 413 %v", recv["x-max-body-bytes"], recv["responses"].(map[string]any)["413"])
+	}
+
+	small := newEnv(t, func(c *server.Config) { c.WebhookMaxBodyBytes = 2000 })
+	owner = small.register("owner@example.com")
+	g := newHook(t, small, owner, map[string]any{"provider": "generic", "scheme": "bearer"})
+	if r := g.post(t, paddedJSON(10<<10), bearer(g.secret)); r.Status != 413 || !strings.Contains(string(r.Body), "2000") {
+		t.Fatalf("10 KB delivery over a 2,000-byte webhook limit: got %d %s, want 413 naming 2000", r.Status, r.Body)
+	}
+	if n := len(g.events(t, "")); n != 0 {
+		t.Fatalf("a refused delivery was stored: %d events", n)
+	}
+}
+
+// The flag has its OPSAGENT_ twin, and a negative value is refused.
+func TestWebhookBodyLimitFlagAndEnv(t *testing.T) {
+	var c server.Config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c.Flags(fs)
+	env := map[string]string{"OPSAGENT_WEBHOOK_MAX_BODY_BYTES": "3000"}
+	if err := server.ApplyEnv(fs, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse(nil); err != nil || c.WebhookMaxBodyBytes != 3000 {
+		t.Fatalf("env: got %d (%v), want 3000", c.WebhookMaxBodyBytes, err)
+	}
+	if err := fs.Parse([]string{"--webhook-max-body-bytes", "5000"}); err != nil || c.WebhookMaxBodyBytes != 5000 {
+		t.Fatalf("flag: got %d (%v), want 5000", c.WebhookMaxBodyBytes, err)
+	}
+	c.WebhookMaxBodyBytes = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "webhook-max-body-bytes") {
+		t.Fatalf("negative limit: got %v, want an error naming the flag", err)
 	}
 }

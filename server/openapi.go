@@ -71,6 +71,14 @@ func (s *Server) openAPI() map[string]any {
 		if rt.Perm != "" || rt.Auth == AuthHuman {
 			responses["403"] = errResp("Forbidden")
 		}
+		if rt.Body != nil || rt.RawBody || rt.Multipart {
+			limit := rt.MaxBody
+			if limit == 0 {
+				limit = s.cfg.MaxBodyBytes
+			}
+			op["x-max-body-bytes"] = limit
+			responses["413"] = errResp("Request body larger than x-max-body-bytes")
+		}
 		op["responses"] = responses
 		op["x-auth"] = [...]string{"none", "any", "human"}[rt.Auth]
 		if rt.Perm != "" {

@@ -110,6 +110,9 @@ type Deps struct {
 
 // New builds the server: keys are loaded or generated under the data dir.
 func New(cfg Config, d Deps) (*Server, error) {
+	if cfg.WebhookMaxBodyBytes == 0 {
+		cfg.WebhookMaxBodyBytes = DefaultWebhookMaxBody
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,6 @@ import (
 
 // Receiver limits.
 const (
-	webhookMaxBody     = 1 << 20      // 413 above
 	webhookQueue       = 8192         // deliveries waiting for the writer
 	webhookMaxBatch    = webhookQueue // events per group commit: whatever is queued
 	webhookCacheTTL    = time.Second
@@ -429,7 +428,7 @@ func (s *Server) handleWebhookReceive(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c.R)
+	body, err := readBody(c.R, c.Route.MaxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -446,8 +445,8 @@ func (s *Server) handleWebhookReceive(c *Ctx) error {
 
 // readBody reads the request body into one buffer of Content-Length bytes
 // when the sender gave it, not a buffer grown and copied from 512 bytes.
-func readBody(r *http.Request) ([]byte, error) {
-	if r.ContentLength <= 0 || r.ContentLength > webhookMaxBody {
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > limit {
 		return io.ReadAll(r.Body)
 	}
 	// net/http ends the body at Content-Length and reports a shorter one

@@ -71,9 +71,9 @@ type DocumentRef struct {
 
 // SearchQuery is a knowledge search. collection and tag take comma-separated lists; every tag must match.
 type SearchQuery struct {
-	Q          string `query:"q" validate:"max=1024"`
+	Q          string `query:"q" validate:"max=1024,required_without=tag" doc:"search text"`
 	Collection string `query:"collection" validate:"max=200"`
-	Tag        string `query:"tag" validate:"max=1000"`
+	Tag        string `query:"tag" validate:"max=1000" doc:"comma-separated tags every hit must carry"`
 	Limit      int    `query:"limit" default:"10" validate:"gte=1,lte=100"`
 }
 

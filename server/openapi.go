@@ -304,8 +304,15 @@ func (g *schemaGen) queryParams(t reflect.Type) []any {
 			}
 		}
 		p := map[string]any{"name": name, "in": "query", "required": r.required, "schema": sch}
-		if d := f.Tag.Get("doc"); d != "" {
-			p["description"] = d
+		desc := f.Tag.Get("doc")
+		if r.requiredWithout != "" {
+			// OpenAPI cannot say "one of these two"; the description and
+			// the extension say it, and the validator enforces the same rule.
+			p["x-required-without"] = r.requiredWithout
+			desc = strings.TrimSpace(desc + " Required unless " + r.requiredWithout + " is given.")
+		}
+		if desc != "" {
+			p["description"] = desc
 		}
 		out = append(out, p)
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -86,5 +87,44 @@ func TestWebhookBodyLimitFlagAndEnv(t *testing.T) {
 	c.WebhookMaxBodyBytes = -1
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "webhook-max-body-bytes") {
 		t.Fatalf("negative limit: got %v, want an error naming the flag", err)
+	}
+}
+
+// amGroup is an Alertmanager notification of one group carrying the alerts
+// fingerprinted fp<from> .. fp<to-1>, as Alertmanager re-sends a group's
+// alerts with every notification.
+func amGroup(group string, from, to int) []byte {
+	var alerts []string
+	for i := from; i < to; i++ {
+		alerts = append(alerts, fmt.Sprintf(`{"status":"firing","labels":{"alertname":"HighLatency","instance":"i%03d"},
+			"annotations":{},"startsAt":"2024-05-01T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"fp%03d"}`, i, i))
+	}
+	return []byte(`{"version":"4","groupKey":"` + group + `","status":"firing","receiver":"opsagent",
+		"groupLabels":{"alertname":"HighLatency"},"commonLabels":{"alertname":"HighLatency"},"commonAnnotations":{},
+		"externalURL":"http://am:9093","alerts":[` + strings.Join(alerts, ",") + `]}`)
+}
+
+// 200 distinct alerts arriving in 4 grouped notifications (with re-sends,
+// 550 alerts in all) are one incident with alert_count 200 and
+// event_count 4.
+func TestIncidentCountsDistinctAlerts(t *testing.T) {
+	env := newEnv(t)
+	owner := env.register("owner@example.com")
+	f := newHook(t, env, owner, map[string]any{"provider": "alertmanager", "dedupe_window_seconds": 0})
+	for _, r := range [][2]int{{0, 100}, {0, 150}, {100, 200}, {0, 200}} {
+		if res := f.post(t, amGroup("{}:{alertname=HighLatency}", r[0], r[1]), bearer(f.secret)); res.Status != 202 {
+			t.Fatalf("delivery %v: %d %s", r, res.Status, res.Body)
+		}
+	}
+	f.dispatch(t)
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	owner.must(200, "GET", "/api/incidents", nil).decode(t, &page)
+	if len(page.Items) != 1 {
+		t.Fatalf("got %d incidents, want 1", len(page.Items))
+	}
+	if got := page.Items[0]; got["alert_count"] != float64(200) || got["event_count"] != float64(4) {
+		t.Fatalf("got alert_count %v and event_count %v, want 200 and 4", got["alert_count"], got["event_count"])
 	}
 }

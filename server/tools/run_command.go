@@ -37,6 +37,9 @@ type RunCommand struct {
 	DefaultTimeout, MaxTimeout time.Duration
 	// MaxOutput bounds the combined stdout and stderr kept (256 KiB).
 	MaxOutput int
+	// Connected, when set, reports whether a connector agent is connected
+	// under target's name (see CanRun); nil means no connectors.
+	Connected func(ctx context.Context, target string) bool
 }
 
 type commandArgs struct {
@@ -95,13 +98,11 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 		return "", err
 	}
 	target := targetOf(a)
-	if target != TargetServer {
-		return "", fmt.Errorf("no connector %q: no connector agent is connected to this project, so commands can only run "+
-			"where the operator allows (target %q: %s)", target, TargetServer, r.localState())
-	}
-	if !r.AllowLocal {
-		return "", fmt.Errorf("running commands on the server host is turned off (the operator can enable it with " +
-			"OPSAGENT_ALLOW_LOCAL_COMMANDS), and no connector agent is connected: this command did not run")
+	if target != TargetServer || !r.AllowLocal {
+		if err := r.targetReady(ctx, target); err != nil {
+			return "", err
+		}
+		return "", fmt.Errorf("target %q: commands on connectors are not available on this server yet; this command did not run", target)
 	}
 	env, masker, err := r.environment(ctx, a.Secrets)
 	if err != nil {

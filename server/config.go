@@ -39,6 +39,8 @@ type Config struct {
 	// WebhookMaxBodyBytes caps an inbound webhook delivery (413 above); it is
 	// its own setting because provider payloads and API bodies differ in size.
 	WebhookMaxBodyBytes int64
+	// AgentTurnsPerMinute bounds chat turns and resumes per caller (0: the default, 20).
+	AgentTurnsPerMinute int
 	ShutdownTimeout     time.Duration
 }
 
@@ -72,6 +74,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", false, "turn off self-service password reset")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "request body limit in bytes of API routes that set none of their own (webhook deliveries: --webhook-max-body-bytes)")
 	fs.Int64Var(&c.WebhookMaxBodyBytes, "webhook-max-body-bytes", DefaultWebhookMaxBody, "largest inbound webhook delivery in bytes (413 above)")
+	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
 	// Every flag names its twin in --help.
@@ -142,6 +145,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("max-body-bytes must be positive"))
+	}
+	if c.AgentTurnsPerMinute < 0 {
+		errs = append(errs, errors.New("agent-turns-per-minute must be positive"))
 	}
 	if c.WebhookMaxBodyBytes < 0 {
 		errs = append(errs, errors.New("webhook-max-body-bytes must be positive"))

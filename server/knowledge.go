@@ -303,6 +303,9 @@ func (s *Server) handleSearchKnowledge(c *Ctx) error {
 
 // handleSyncKnowledge is POST /api/knowledge/sync.
 func (s *Server) handleSyncKnowledge(c *Ctx) error {
+	if ok, retry := s.limits.knowledgeSync.Allow(c.OrgID()); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
 	ctx, cancel := context.WithTimeout(c.Context(), time.Minute)
 	defer cancel()
 	if err := s.rag.Sync(ctx); err != nil {

@@ -187,13 +187,16 @@ type result struct {
 	code           int
 }
 
-// cliEnv is the environment of a client process: a fresh home and config
-// directory, the server's URL and, when key is set, OPSAGENT_TOKEN.
-func (s *srv) cliEnv(home, key string, extra ...string) []string {
+// baseEnv is the environment of a client process: a fresh home and config
+// directory, nothing else of ours.
+func baseEnv(home string, extra ...string) []string {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "TERM=dumb"}
-	if s != nil {
-		env = append(env, "OPSAGENT_SERVER="+s.URL)
-	}
+	return append(env, extra...)
+}
+
+// cliEnv adds the server's URL and, when key is set, OPSAGENT_TOKEN.
+func (s *srv) cliEnv(home, key string, extra ...string) []string {
+	env := baseEnv(home, "OPSAGENT_SERVER="+s.URL)
 	if key != "" {
 		env = append(env, "OPSAGENT_TOKEN="+key)
 	}

@@ -60,7 +60,7 @@ func TestTaskLifeCycle(t *testing.T) {
 }
 
 func TestUsageErrorsHelpAndCompletion(t *testing.T) {
-	env := (*srv)(nil).cliEnv(t.TempDir(), "")
+	env := baseEnv(t.TempDir())
 	for _, c := range []string{"serve", "login", "logout", "chat", "sessions", "tasks", "approvals", "incidents", "webhooks",
 		"projects", "whoami", "completion", "backup", "restore", "vault", "version", "tasks trigger", "webhooks events", "projects use"} {
 		r := ok(t, env, append(strings.Fields(c), "--help")...)

@@ -107,7 +107,7 @@ func (r *renderer) show(ev event) {
 		var d toolCallData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			r.newline()
-			fmt.Fprintf(r.w, "%s %s %s\n", r.o.paint(cyan, "▸"), r.o.paint(bold, d.Name), clip(compactJSON(d.Arguments), 200))
+			fmt.Fprintf(r.w, "%s %s %s\n", r.o.paint(cyan, "▸"), r.o.paint(bold, d.Name), clip(callText(d.Arguments), 300))
 		}
 	case "tool.result":
 		var d toolResultData
@@ -130,7 +130,7 @@ func (r *renderer) show(ev event) {
 		if json.Unmarshal(ev.Data, &d) == nil {
 			r.newline()
 			r.approval = &d
-			fmt.Fprintf(r.w, "%s %s %s\n", r.o.paint(yellow, "⚠ approval needed:"), r.o.paint(bold, d.Name), clip(compactJSON(d.Arguments), 300))
+			fmt.Fprintf(r.w, "%s %s %s\n", r.o.paint(yellow, "⚠ approval needed:"), r.o.paint(bold, d.Name), clip(callText(d.Arguments), 300))
 			if d.Reason != "" {
 				fmt.Fprintf(r.w, "  %s %s\n", r.o.paint(dim, "why:"), d.Reason)
 			}
@@ -165,16 +165,37 @@ func (r *renderer) summary(d *doneData, sid string) {
 	fmt.Fprintln(r.o.errw, r.o.errPaint(dim, "── "+line))
 }
 
+// compactJSON is a value on one line, as written (no \u003e for ">").
 func compactJSON(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	if s, ok := v.(string); ok {
 		return s // arguments sent as a JSON string
 	}
 	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return string(raw)
 	}
-	return b.String()
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// callText shows a tool call's arguments; a command is shown as a command.
+func callText(raw json.RawMessage) string {
+	var args struct {
+		Command string `json:"command"`
+		Target  string `json:"target"`
+	}
+	if json.Unmarshal(raw, &args) == nil && args.Command != "" {
+		if args.Target != "" && args.Target != "server" {
+			return "$ " + args.Command + "  (on " + args.Target + ")"
+		}
+		return "$ " + args.Command
+	}
+	return compactJSON(raw)
 }
 
 func headLines(s string, n int) []string {

@@ -157,7 +157,7 @@ func (a *app) sessionsShowCmd() *cobra.Command {
 						fmt.Fprintln(a.inv.Stdout, m.Content)
 					}
 					for _, tc := range m.ToolCalls {
-						fmt.Fprintf(a.inv.Stdout, "%s %s %s\n", a.out.paint(cyan, "▸"), tc.Name, clip(compactJSON(tc.Arguments), 200))
+						fmt.Fprintf(a.inv.Stdout, "%s %s %s\n", a.out.paint(cyan, "▸"), tc.Name, clip(callText(tc.Arguments), 300))
 					}
 				}
 			})

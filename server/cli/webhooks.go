@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -125,9 +126,7 @@ func (a *app) tailEvents(ctx context.Context, path string, q url.Values, every t
 			seen[e.ID] = e.Status
 			switch {
 			case a.out.json:
-				var b strings.Builder
-				b.Write(compactRaw(p.Items[i]))
-				fmt.Fprintln(a.inv.Stdout, b.String())
+				fmt.Fprintf(a.inv.Stdout, "%s\n", compactRaw(p.Items[i]))
 			case a.out.quiet:
 				a.out.ids(e.ID)
 			default:
@@ -146,8 +145,13 @@ func (a *app) tailEvents(ctx context.Context, path string, q url.Values, every t
 	}
 }
 
+// compactRaw is the server's object on one line, its field order kept.
 func compactRaw(raw json.RawMessage) []byte {
-	return []byte(compactJSON(raw))
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }
 
 // resolveTask accepts a task id or its exact name.

@@ -26,7 +26,9 @@ func (p *tmuxPane) tmux(args ...string) string {
 	return string(out)
 }
 
-func (p *tmuxPane) keys(keys ...string) { p.tmux(append([]string{"send-keys", "-t", "cli"}, keys...)...) }
+func (p *tmuxPane) keys(keys ...string) {
+	p.tmux(append([]string{"send-keys", "-t", "cli"}, keys...)...)
+}
 
 func (p *tmuxPane) screen(flags ...string) string {
 	return p.tmux(append([]string{"capture-pane", "-p", "-J", "-S", "-200", "-t", "cli"}, flags...)...)

@@ -28,6 +28,12 @@ const reconnectFor = 2 * time.Minute
 
 var errStreamEnded = errors.New("the stream ended before the turn did")
 
+// openError is a stream that could not be opened (as opposed to one cut short).
+type openError struct{ err error }
+
+func (e *openError) Error() string { return e.err.Error() }
+func (e *openError) Unwrap() error { return e.err }
+
 // follow shows the turn whose first stream open returns (nil: the session's
 // event stream after f.last) and returns its outcome.
 func (f *follower) follow(ctx context.Context, open func(context.Context) (*http.Response, error)) (*doneData, error) {
@@ -36,10 +42,16 @@ func (f *follower) follow(ctx context.Context, open func(context.Context) (*http
 	}
 	var lostAt time.Time
 	backoff := 250 * time.Millisecond
-	for {
+	for first := true; ; first = false {
 		done, err := f.stream(ctx, open)
 		if done != nil || ctx.Err() != nil {
 			return done, ctx.Err()
+		}
+		var oe *openError
+		if first && errors.As(err, &oe) {
+			// The request that starts the turn never got an answer: nothing
+			// was started, so there is nothing to resume.
+			return nil, oe.err
 		}
 		var apiErr *APIError
 		if errors.As(err, &apiErr) && apiErr.Status < 500 {
@@ -67,6 +79,8 @@ func (f *follower) follow(ctx context.Context, open func(context.Context) (*http
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-f.ui.interrupts():
+			return nil, &Error{Code: ExitError, Err: fmt.Errorf("interrupted while reconnecting; the turn may still be running: `opsagent sessions show %s --follow`", f.sid)}
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 3*time.Second)
@@ -95,7 +109,7 @@ func (f *follower) stream(ctx context.Context, open func(context.Context) (*http
 	defer cancel()
 	res, err := open(sctx)
 	if err != nil {
-		return nil, err
+		return nil, &openError{err}
 	}
 	defer res.Body.Close()
 	if sid := res.Header.Get("X-Session-ID"); sid != "" {
@@ -197,7 +211,7 @@ func (f *follower) interrupted(ctx context.Context, _ os.Signal) error {
 	err := f.c.call(ctx, "POST", "/api/sessions/"+f.sid+"/cancel", nil, nil, nil, nil)
 	var apiErr *APIError
 	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
-		return err
+		return &Error{Code: ExitError, Err: fmt.Errorf("interrupted, but the turn could not be cancelled: %w", err)}
 	}
 	f.a.out.note("%s", f.a.out.errPaint(dim, "cancelling…"))
 	return nil

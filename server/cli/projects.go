@@ -104,9 +104,6 @@ func (a *app) projectsCmd() *cobra.Command {
 			}
 			prof := a.cfg.Profiles[a.profile]
 			prof.Project, prof.ProjectName = p.ID, p.Name
-			if prof.Server == "" {
-				prof.Server = a.c.base
-			}
 			a.cfg.Profiles[a.profile] = prof
 			if err := a.cfg.save(a.cfgPath); err != nil {
 				return err

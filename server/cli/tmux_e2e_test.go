@@ -110,4 +110,22 @@ func TestInteractiveChatInATerminal(t *testing.T) {
 
 	p.keys("C-d")
 	p.waitFor("EXIT=0", 1)
+
+	// NO_COLOR: the same terminal, no colours (a table has bold headers otherwise).
+	for _, noColor := range []bool{false, true} {
+		extra := []string{"TERM=xterm-256color"}
+		if noColor {
+			extra = append(extra, "NO_COLOR=1")
+		}
+		cmdline = cmdline[:0]
+		for _, kv := range s.cliEnv(t.TempDir(), u.key, extra...) {
+			cmdline = append(cmdline, shellQuote(kv))
+		}
+		p.tmux("respawn-pane", "-k", "-t", "cli", fmt.Sprintf("clear; env -i %s %s projects list; echo DONE; sleep 60", strings.Join(cmdline, " "), shellQuote(bin)))
+		p.tmux("clear-history", "-t", "cli")
+		p.waitFor("DONE", 1)
+		if colored := strings.Contains(p.screen("-e"), "\x1b[1m") || strings.Contains(p.screen("-e"), "\x1b[01m"); colored == noColor {
+			t.Fatalf("NO_COLOR=%v: colours %v:\n%q", noColor, colored, p.screen("-e"))
+		}
+	}
 }

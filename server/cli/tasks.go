@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,7 +86,7 @@ func (a *app) showTask(cmd *cobra.Command, raw json.RawMessage) error {
 	return a.emit(raw, []string{t.ID}, func() {
 		a.out.fields([][2]string{{"id", t.ID}, {"name", t.Name}, {"state", a.out.status(t.enabledWord())},
 			{"schedule", dash(t.Schedule) + " (" + t.Timezone + ")"}, {"next run", when(t.NextRunAt)}, {"agent", t.AgentType},
-			{"last run", when(t.LastRunAt) + " " + dash(t.LastStatus)}, {"last error", dash(t.LastError)},
+			{"last run", strings.TrimSpace(when(t.LastRunAt) + " " + t.LastStatus)}, {"last error", dash(t.LastError)},
 			{"last session", dash(deref(t.LastSessionID))}, {"limits", fmt.Sprintf("%d steps, %ds", t.MaxSteps, t.Timeout)},
 			{"description", dash(t.Description)}, {"prompt", t.Prompt}})
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server/audit"
 	"github.com/opsagent/opsagent/server/auth"
 	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/mail"
@@ -56,25 +57,8 @@ type Server struct {
 	runner *agentRunner
 	// policy is the policy layer's state (rules, approvals of tool calls).
 	policy policyState
-	// hooks let later features (API keys, project membership, audit) plug into
-	// the one request pipeline without each handler knowing.
-	hooks struct {
-		apiKey        func(r *http.Request, key string) (*Identity, error)
-		projectAccess func(c *Ctx, p *store.Project) error
-		denied        func(c *Ctx)
-		// mfaMethods returns the second factors a user has enrolled (login asks for one when any).
-		mfaMethods func(ctx context.Context, userID string) []string
-		// deviceFlow is set when the device-code sign-in is installed.
-		deviceFlow bool
-		// audit records security events (sign-in, sign-out, failures).
-		audit func(ctx context.Context, e AuditEvent)
-		// orgScope may re-bind the caller to the org a route's path names (before the permission check).
-		orgScope func(c *Ctx) error
-		// bootstrapTask, when installed by the tasks feature, creates onboarding's first task from a template.
-		bootstrapTask BootstrapTaskFunc
-	}
-	// auditLog is the batched, hash-chaining audit writer (installTenancy).
-	auditLog *auditWriter
+	// auditLog is the batched, hash-chaining audit writer.
+	auditLog *audit.Writer
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
 	// Webhooks (webhooks_*.go), approvals and incidents.
@@ -174,13 +158,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.hooks.mfaMethods = s.enrolledMFAKinds
-	s.hooks.deviceFlow = true
+	s.auditLog = audit.New(d.DB, s.log)
 	if err := s.installAgent(&d); err != nil {
 		return nil, err
 	}
 	s.tasks = s.newTaskScheduler(d)
-	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
 	s.installWebhooks()
 	s.installPolicy()
 	s.routes = s.routeTable()

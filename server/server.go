@@ -16,6 +16,7 @@ import (
 
 	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/audit"
 	"github.com/opsagent/opsagent/server/auth"
 	"github.com/opsagent/opsagent/server/knowledge"
@@ -51,12 +52,8 @@ type Server struct {
 	routes  []*Route
 	handler http.Handler
 	started time.Time
-	// agent are the seams between the session runner and the policy layer.
-	agent agentHooks
 	// runner runs agent turns (chat, resume, task runs) and streams them.
-	runner *agentRunner
-	// policy is the policy layer's state (rules, approvals of tool calls).
-	policy policyState
+	runner *runner.Runner
 	// auditLog is the batched, hash-chaining audit writer.
 	auditLog *audit.Writer
 	// Now is the server's clock; tests move it to cross time windows.
@@ -164,7 +161,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.tasks = s.newTaskScheduler(d)
 	s.installWebhooks()
-	s.installPolicy()
+	s.installToolApprovals()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()
@@ -217,7 +214,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopTasks()
 	stopWebhooks := s.wh.start() // stops after the HTTP drain: draining requests wait for its commits
 	defer stopWebhooks()
-	defer s.runner.stop() // after the task runs: chat turns end failed (interrupted) and are saved
+	defer s.runner.Stop() // after the task runs: chat turns end failed (interrupted) and are saved
 	select {
 	case err := <-errc:
 		return err

@@ -23,6 +23,7 @@ import (
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
 	"github.com/opsagent/opsagent/server/secrets"
+	"github.com/opsagent/opsagent/server/webhook/pipeline"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
@@ -59,7 +60,7 @@ type Server struct {
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
 	// Webhooks (webhooks_*.go), approvals and incidents.
-	wh               *webhookService
+	wh               *pipeline.Pipeline
 	approvalHandlers map[string]ApprovalHandler
 	incidentArchiver IncidentArchiver
 	// bg tracks work requests hand off to run after their answer (mail).
@@ -212,7 +213,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)
 	defer stopTasks()
-	stopWebhooks := s.wh.start() // stops after the HTTP drain: draining requests wait for its commits
+	stopWebhooks := s.wh.Start() // stops after the HTTP drain: draining requests wait for its commits
 	defer stopWebhooks()
 	defer s.runner.Stop() // after the task runs: chat turns end failed (interrupted) and are saved
 	select {

@@ -63,6 +63,7 @@ type renderer struct {
 	w        io.Writer
 	streamed map[int]bool // steps whose text arrived as deltas
 	midLine  bool         // the cursor is not at the start of a line
+	errShown bool         // this turn's error event was printed
 	approval *approvalData
 }
 
@@ -88,7 +89,7 @@ func (r *renderer) show(ev event) {
 	}
 	switch ev.Type {
 	case "session":
-		r.streamed = map[int]bool{}
+		r.streamed, r.errShown = map[int]bool{}, false
 	case "message.delta":
 		var d deltaData
 		if json.Unmarshal(ev.Data, &d) == nil && d.Text != "" {
@@ -139,6 +140,7 @@ func (r *renderer) show(ev event) {
 		var d errorData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			r.newline()
+			r.errShown = true
 			fmt.Fprintf(r.o.errw, "%s %s\n", r.o.errPaint(red, "error:"), d.Message)
 		}
 	case "done":
@@ -156,7 +158,7 @@ func (r *renderer) summary(d *doneData, sid string) {
 		state = "waiting for approval"
 	}
 	line := fmt.Sprintf("%s · %d step(s) · %d→%d tokens · %s", state, d.Steps, d.Usage.InputTokens, d.Usage.OutputTokens, money(d.Cost))
-	if d.Reason != "" && !d.WaitingApproval {
+	if d.Reason != "" && !d.WaitingApproval && !r.errShown {
 		line += " · " + d.Reason
 	}
 	if sid != "" {

@@ -134,6 +134,7 @@ func (s *chatSession) turn(ctx context.Context, msg string) (*doneData, error) {
 	if s.id != "" {
 		body["session_id"] = s.id
 	} else {
+		s.f.last = 0 // event ids count from 1 in each session
 		if s.name != "" {
 			body["name"] = s.name
 		}

@@ -12,6 +12,8 @@ func TestChatStreamsTheAnswerAndJSONParsesBack(t *testing.T) {
 		llmfake.ToolCall("search_knowledge", `{"query":"disk full"}`),
 		llmfake.Text("The disk on web-1 is 91% full: old logs."),
 		llmfake.Text("Rotate them with logrotate."),
+		llmfake.Text("One."),
+		llmfake.Text("Two."),
 	)
 	u := s.newUser("ana@example.com")
 	env := s.cliEnv(t.TempDir(), u.key) // an API key, never signed in
@@ -67,6 +69,14 @@ func TestChatStreamsTheAnswerAndJSONParsesBack(t *testing.T) {
 	}
 	if tr := ok(t, env, "sessions", "show", sid, "--transcript").stdout; !strings.Contains(tr, "Rotate them with logrotate.") {
 		t.Fatalf("transcript:\n%s", tr)
+	}
+	// Without a message, each line of stdin is the next turn of one new session.
+	r = runWithInput(t, "first question\n\n/new\nsecond question\n", env, "chat")
+	if r.code != 0 || !strings.Contains(r.stdout, "One.\n") || !strings.Contains(r.stdout, "Two.\n") || !strings.Contains(r.stderr, "new session") {
+		t.Fatalf("piped chat: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := len(decode[[]map[string]any](t, ok(t, env, "sessions", "list", "--json").stdout)); n != 3 {
+		t.Fatalf("%d sessions after a piped chat with /new, want 3", n)
 	}
 	exits(t, 3, "not found", env, "sessions", "show", "0192f0c4-0000-7000-8000-000000000000")
 	exits(t, 2, "takes 1 argument", env, "sessions", "show")

@@ -206,8 +206,15 @@ func (s *srv) cliEnv(home, key string, extra ...string) []string {
 // run runs the client to its end.
 func run(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return runWithInput(t, "", env, args...)
+}
+
+// runWithInput runs the client with stdin (a pipe, not a terminal) to its end.
+func runWithInput(t *testing.T, stdin string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -8,7 +8,7 @@ import (
 )
 
 func TestTaskLifeCycle(t *testing.T) {
-	s := startServer(t, llmfake.Text("All hosts are healthy."))
+	s := startServer(t, llmfake.Text("All hosts are healthy."), llmfake.Text("Still healthy an hour later."))
 	u := s.newUser("lead@example.com")
 	env := s.cliEnv(t.TempDir(), u.key)
 
@@ -46,6 +46,12 @@ func TestTaskLifeCycle(t *testing.T) {
 	if len(items) != 1 || items[0].(map[string]any)["status"] != "completed" || items[0].(map[string]any)["task_id"] != id {
 		t.Fatalf("runs: %v", runs)
 	}
+	// A run's session continues with a new prompt, followed to its end.
+	run1 := items[0].(map[string]any)["id"].(string)
+	if r := ok(t, env, "sessions", "resume", run1, "check again"); !strings.Contains(r.stdout, "Still healthy an hour later.") {
+		t.Fatalf("sessions resume:\n%s\n%s", r.stdout, r.stderr)
+	}
+	exits(t, 1, "not running", env, "sessions", "cancel", run1)
 	shown := ok(t, env, "tasks", "show", id).stdout
 	if !strings.Contains(shown, "completed") || !strings.Contains(shown, "Check the fleet") {
 		t.Fatalf("tasks show:\n%s", shown)

@@ -60,6 +60,11 @@ func Run(ctx context.Context, inv Invocation) error {
 	root.SetOut(inv.Stdout)
 	root.SetErr(inv.Stderr)
 	_, err := root.ExecuteContextC(ctx)
+	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Ctrl-C (or SIGTERM): say so, not "context canceled". A turn being
+		// followed goes on on the server.
+		return &Error{Code: ExitError, Err: errors.New("interrupted")}
+	}
 	return err
 }
 

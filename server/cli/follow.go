@@ -43,7 +43,11 @@ func (f *follower) follow(ctx context.Context, open func(context.Context) (*http
 	var lostAt time.Time
 	backoff := 250 * time.Millisecond
 	for first := true; ; first = false {
+		before := f.last
 		done, err := f.stream(ctx, open)
+		if f.last > before {
+			lostAt, backoff = time.Time{}, 250*time.Millisecond // it got through: a later drop starts afresh
+		}
 		if done != nil || ctx.Err() != nil {
 			return done, ctx.Err()
 		}

@@ -34,6 +34,9 @@ With --json, every event is printed as one JSON object per line: {"id", "event",
   opsagent chat`,
 		Args: rangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if sessionID != "" && (name != "" || agentType != "") {
+				return usageErrorf(cmd, "--name and --agent-type describe a new session; they do not go with --session")
+			}
 			c, err := a.projectClient(cmd.Context())
 			if err != nil {
 				return err

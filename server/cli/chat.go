@@ -34,6 +34,9 @@ With --json, every event is printed as one JSON object per line: {"id", "event",
   opsagent chat`,
 		Args: rangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && strings.TrimSpace(args[0]) == "" {
+				return usageErrorf(cmd, "the message is empty")
+			}
 			if sessionID != "" && (name != "" || agentType != "") {
 				return usageErrorf(cmd, "--name and --agent-type describe a new session; they do not go with --session")
 			}
@@ -47,9 +50,6 @@ With --json, every event is printed as one JSON object per line: {"id", "event",
 			s := &chatSession{a: a, c: c, ui: ui, id: sessionID, name: name, agentType: agentType}
 			s.f = &follower{a: a, c: c, sid: sessionID, r: newRenderer(a.out), ui: ui}
 			if len(args) == 1 {
-				if strings.TrimSpace(args[0]) == "" {
-					return usageErrorf(cmd, "the message is empty")
-				}
 				return s.oneShot(cmd.Context(), args[0])
 			}
 			return s.interactive(cmd.Context())

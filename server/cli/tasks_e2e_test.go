@@ -81,6 +81,9 @@ func TestUsageErrorsHelpAndCompletion(t *testing.T) {
 	exits(t, 2, "--json and --quiet", env, "tasks", "list", "--json", "-q")
 	exits(t, 2, "unsupported shell", env, "completion", "tcsh")
 	exits(t, 2, "--task is required", env, "webhooks", "events")
+	exits(t, 2, "the message is empty", env, "chat", " ")
+	exits(t, 2, "do not go with --session", env, "chat", "--session", "x", "--name", "y", "hello")
+	exits(t, 2, "takes 0 to 1 arguments", env, "chat", "one", "two")
 	// No sign-in and no token: one line saying what to do, exit 4.
 	r := exits(t, 4, "not signed in: run `opsagent login", env, "whoami")
 	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {

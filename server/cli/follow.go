@@ -132,9 +132,17 @@ func (f *follower) stream(ctx context.Context, open func(context.Context) (*http
 		})
 		close(events)
 	}()
+	// On a terminal, a spinner fills the silences while the agent thinks or
+	// a tool runs; it is cleared before anything else is written.
+	stopSpin := func() {}
+	defer func() { stopSpin() }()
 	for {
+		if !f.r.midLine {
+			stopSpin = f.a.out.spinner("working…")
+		}
 		select {
 		case ev, ok := <-events:
+			stopSpin()
 			if !ok {
 				if err := <-readErr; err != nil {
 					return nil, err
@@ -154,6 +162,7 @@ func (f *follower) stream(ctx context.Context, open func(context.Context) (*http
 				return &d, nil
 			}
 		case sig := <-f.ui.interrupts():
+			stopSpin()
 			if err := f.interrupted(ctx, sig); err != nil {
 				return nil, err
 			}

@@ -126,6 +126,12 @@ func (o *output) spinner(msg string) func() {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// Quick answers never show it: the first frame waits a moment.
+		select {
+		case <-done:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
 		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()

@@ -24,8 +24,8 @@ func TestChatStreamsTheAnswerAndJSONParsesBack(t *testing.T) {
 		!strings.Contains(r.stdout, "✓ search_knowledge") {
 		t.Fatalf("chat output:\n%s", r.stdout)
 	}
-	if strings.Contains(r.stdout, "\x1b[") {
-		t.Fatalf("colours when stdout is not a terminal:\n%q", r.stdout)
+	if strings.Contains(r.stdout+r.stderr, "\x1b[") || strings.Contains(r.stderr, "working…") {
+		t.Fatalf("colours or a spinner without a terminal:\n%q\n%q", r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "completed") || !strings.Contains(r.stderr, "session ") {
 		t.Fatalf("chat summary: %q", r.stderr)

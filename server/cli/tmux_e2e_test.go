@@ -97,7 +97,7 @@ func TestInteractiveChatInATerminal(t *testing.T) {
 
 	// Ctrl-C during a turn asks first; "n" keeps it, a second Ctrl-C then "y" cancels.
 	p.keys("this one hangs", "Enter")
-	time.Sleep(300 * time.Millisecond)
+	p.waitFor("working…", 1) // the spinner, on a terminal only
 	p.keys("C-c")
 	p.waitFor("Cancel the running turn? [y/N]", 1)
 	p.keys("n", "Enter")

@@ -16,7 +16,7 @@ import (
 type WebhookAck struct {
 	EventID   string `json:"event_id" doc:"the stored event (for a duplicate: the event it duplicates)"`
 	Status    string `json:"status" doc:"accepted, or duplicate when the delivery was stored before"`
-	Duplicate string `json:"duplicate,omitempty" doc:"idempotency_key or dedupe when this delivery was not stored again"`
+	Duplicate string `json:"duplicate,omitempty" doc:"idempotency_key (the same provider delivery identity, e.g. X-GitHub-Delivery or a Stripe evt_ id, or X-Idempotency-Key, seen while the first event is kept) or dedupe (the same body within dedupe_window_seconds) when this delivery was not stored again"`
 }
 
 // handleWebhookReceive is POST /api/webhooks/{task_id}: verify, redact,

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +53,59 @@ func TestRunCommandThatCannotRunIsRefusedWithoutApproval(t *testing.T) {
 	}
 	if n := len(c.must(200, "GET", "/api/approvals?session_id="+sid, nil).JSON()["items"].([]any)); n != 0 {
 		t.Fatalf("%d approvals opened for calls that cannot run", n)
+	}
+}
+
+// Secrets (the project's and the org's) written to files by one call and
+// read back by a later call that names no secret are masked all the same:
+// every secret of the project and its org is masked in every tool
+// output, event, transcript and model request.
+func TestSecretReadBackByAnotherCallIsMasked(t *testing.T) {
+	const value = "tok_9f8e7d6c5b4a3921"
+	const orgValue = "orgsecret_5e6f7a8b9c0d"
+	write := `printf '%s' "$API_TOKEN" > token.txt; printf '%s' "$ORG_TOKEN" > org.txt`
+	read := `cat token.txt; echo; echo "org: $(cat org.txt)"`
+	a1, _ := json.Marshal(map[string]any{"command": write, "target": "server", "secrets": []string{"API_TOKEN", "ORG_TOKEN"}})
+	a2, _ := json.Marshal(map[string]any{"command": read, "target": "server"})
+	e := newE2E(t,
+		llmfake.ToolCall("run_command", string(a1)),
+		llmfake.ToolCall("run_command", string(a2)),
+		llmfake.Text("I read the file back."),
+	)
+	e.c.must(200, "PUT", "/api/secrets/API_TOKEN", map[string]any{"value": value})
+	e.c.must(200, "PUT", "/api/org-secrets/ORG_TOKEN", map[string]any{"value": orgValue})
+	sid, evs := e.chat(t, "save the token and read it back")
+	id := e.waitingApproval(t, sid, evs, write)
+	last := evs[len(evs)-1].ID
+	e.c.must(200, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	more := e.watch(t, sid, last)
+	id2, _ := lastOf(t, more, "approval.required").Data["approval_id"].(string)
+	if id2 == "" {
+		t.Fatalf("the second call did not wait for approval: %v", types(more))
+	}
+	last = more[len(more)-1].ID
+	e.c.must(200, "POST", "/api/approvals/"+id2+"/approve", map[string]any{})
+	more = e.watch(t, sid, last)
+	res := lastOf(t, more, "tool.result")
+	out, _ := res.Data["output"].(string)
+	if res.Data["is_error"] != false || !strings.Contains(out, "org: ") {
+		t.Fatalf("the read-back call: %v", res.Data)
+	}
+	places := map[string]string{
+		"tool.result": out,
+		"transcript":  string(e.c.must(200, "GET", "/api/sessions/"+sid+"/transcript", nil).Body),
+		"events":      e.rawEvents(t, sid),
+		"detail":      string(e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).Body),
+		"log":         e.env.Logs.String(),
+	}
+	for i, r := range e.fake.Requests() {
+		places[fmt.Sprintf("model request %d", i)] = string(r.Body) + r.Text()
+	}
+	for where, text := range places {
+		for _, v := range []string{value, orgValue} {
+			if strings.Contains(text, v) {
+				t.Errorf("a secret's value appears in the %s", where)
+			}
+		}
 	}
 }

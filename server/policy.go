@@ -11,6 +11,7 @@ import (
 	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/tools"
 	"github.com/opsagent/opsagent/store"
+	"github.com/opsagent/opsagent/vault"
 )
 
 // The policy layer is the runner's Policy (policyLayer): the tools a run
@@ -46,6 +47,16 @@ func (p policyLayer) Budget(ctx context.Context, run runner.RunInfo) agent.Budge
 // Obligations are the project's rules, told to the model.
 func (p policyLayer) Obligations(ctx context.Context, run runner.RunInfo) string {
 	return p.s.obligationsFor(ctx, run)
+}
+
+// Masker masks every secret of the run's project and org (runner.Masking).
+func (p policyLayer) Masker(ctx context.Context, run runner.RunInfo) (func(string) string, error) {
+	values, err := p.s.secrets.Values(ctx, run.OrgID, run.ProjectID)
+	if err != nil {
+		p.s.log.Error("policy: secrets unreadable; tool output withheld", "project_id", run.ProjectID, "err", err)
+		return nil, err
+	}
+	return vault.NewMasker(values...).Mask, nil
 }
 
 // ApprovalNeeded opens the approval a paused run waits for.

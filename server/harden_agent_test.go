@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,6 +84,11 @@ func TestSecretReadBackByAnotherCallIsMasked(t *testing.T) {
 	if id2 == "" {
 		t.Fatalf("the second call did not wait for approval: %v", types(more))
 	}
+	// The session has a work directory of its own, kept while it waits.
+	sessionDir := filepath.Join(e.work, sid)
+	if _, err := os.Stat(filepath.Join(sessionDir, "token.txt")); err != nil {
+		t.Fatalf("the first call's file is not in the session's work directory: %v", err)
+	}
 	last = more[len(more)-1].ID
 	e.c.must(200, "POST", "/api/approvals/"+id2+"/approve", map[string]any{})
 	more = e.watch(t, sid, last)
@@ -90,6 +96,10 @@ func TestSecretReadBackByAnotherCallIsMasked(t *testing.T) {
 	out, _ := res.Data["output"].(string)
 	if res.Data["is_error"] != false || !strings.Contains(out, "org: ") {
 		t.Fatalf("the read-back call: %v", res.Data)
+	}
+	// Once the turn is over the directory is wiped: secrets do not pile up on disk.
+	if _, err := os.Stat(sessionDir); !os.IsNotExist(err) {
+		t.Fatalf("the session's work directory outlived its turn: %v", err)
 	}
 	places := map[string]string{
 		"tool.result": out,

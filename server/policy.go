@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/opsagent/opsagent/server/agent"
@@ -59,6 +60,25 @@ func (p policyLayer) Masker(ctx context.Context, run runner.RunInfo) (func(strin
 	return vault.NewMasker(values...).Mask, nil
 }
 
+// TurnEnded wipes the session's work directory once its turn is over
+// (runner.TurnEnder): files a command left there, a secret among them,
+// do not outlive the turn. A turn waiting for an approval keeps it, so
+// the approved call finds what the earlier ones wrote.
+func (p policyLayer) TurnEnded(run runner.RunInfo, waiting bool) {
+	if waiting || run.SessionID == "" {
+		return
+	}
+	if err := os.RemoveAll(p.s.workDir(run)); err != nil {
+		p.s.log.Warn("policy: work directory not wiped", "session_id", run.SessionID, "err", err)
+	}
+}
+
+// workDir is where a session's local commands run: one directory per
+// session under DATA_DIR/work/<project>/, wiped when its turn ends.
+func (s *Server) workDir(run runner.RunInfo) string {
+	return s.cfg.Path("work", run.ProjectID, run.SessionID)
+}
+
 // ApprovalNeeded opens the approval a paused run waits for.
 func (p policyLayer) ApprovalNeeded(ctx context.Context, run runner.RunInfo, pend *agent.Pending) (string, error) {
 	return p.s.openToolApproval(ctx, run, pend)
@@ -70,7 +90,7 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 		return s.secrets.Resolve(ctx, run.OrgID, run.ProjectID, names...)
 	}
 	out := []agent.Tool{
-		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets},
+		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.workDir(run), Secrets: secrets},
 		&tools.HTTPRequest{Egress: s.httpEgress(ctx, run.OrgID, run.ProjectID), UserAgent: "opsagent/" + Version},
 	}
 	kinds := map[string]bool{}

@@ -57,7 +57,7 @@ func (r *RunCommand) Spec() llm.ToolSpec {
 	where := "No target can run commands on this server yet: connector agents are not available, and running " +
 		"commands on the server host is turned off by the operator."
 	if r.AllowLocal {
-		where = `Target "server" runs on the opsagent host in a scratch working directory.`
+		where = `Target "server" runs on the opsagent host in a scratch working directory of this session, emptied when the turn ends.`
 	}
 	return llm.ToolSpec{Name: "run_command",
 		Description: "Run a shell command (sh -c) on a target and read its exit code and output. " + where +

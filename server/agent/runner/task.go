@@ -39,6 +39,7 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 		<-persisted
 		close(lr.finished)
 		r.unregister(run.SessionID, lr)
+		r.turnEnded(info, false)
 	}()
 
 	// run.Prompt already carries a webhook's event, fenced as data (scheduler.RenderPrompt).

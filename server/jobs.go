@@ -16,11 +16,19 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	if err := s.registerWebhookJobs(r); err != nil {
 		return err
 	}
-	return r.Add("purge-expired", "@every 1h", func(ctx context.Context) error {
-		s.revoked.sweep(s.Now())
-		return s.db.PurgeExpired(ctx)
-	})
+	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }
+
+// purgeExpired is the cleanup job: expired token blocklist entries, mailed
+// tokens, second-factor (WebAuthn) challenges, device grants and old login
+// sessions.
+func (s *Server) purgeExpired(ctx context.Context) error {
+	s.revoked.sweep(s.Now())
+	return s.db.PurgeExpired(ctx)
+}
+
+// RunPurgeExpired runs the cleanup job once (tests and the CLI use it).
+func (s *Server) RunPurgeExpired(ctx context.Context) error { return s.purgeExpired(ctx) }
 
 // runErasures is the account-erasure worker: it deletes the data of closed
 // accounts and their avatar files.

@@ -58,7 +58,7 @@ func (s *Server) apiKeyRoutes() []*Route {
 	tags := []string{"api-keys"}
 	return []*Route{
 		{Method: "GET", Path: "/api/api-keys", Summary: "List API keys of the current organization (admins see all, others their own)", Tags: tags, Auth: AuthHuman, Perm: PermOrgRead, Resp: []APIKeyOut{}, Status: 200, Handle: s.handleListKeys},
-		{Method: "POST", Path: "/api/api-keys", Summary: "Create an API key acting as me in the current organization; the key is shown once", Tags: tags, Auth: AuthHuman, Perm: PermOrgRead, Body: APIKeyCreate{}, Resp: APIKeyCreated{}, Status: 201, MaxBody: 32 << 10, Handle: s.handleCreateKey},
+		{Method: "POST", Path: "/api/api-keys", Summary: "Create an API key acting as me in the current organization; the key is shown once; needs a recent re-authentication", Tags: tags, Auth: AuthHuman, RecentAuth: true, Perm: PermOrgRead, Body: APIKeyCreate{}, Resp: APIKeyCreated{}, Status: 201, MaxBody: 32 << 10, Handle: s.handleCreateKey},
 		{Method: "DELETE", Path: "/api/api-keys/{key_id}", Summary: "Revoke an API key (my own, or any with org:admin)", Tags: tags, Auth: AuthHuman, Perm: PermOrgRead, Status: 204, Handle: s.handleRevokeKey},
 	}
 }

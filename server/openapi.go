@@ -87,6 +87,10 @@ func (s *Server) openAPI() map[string]any {
 		if rt.Project {
 			op["x-project-scoped"] = true
 		}
+		if rt.RecentAuth {
+			op["x-recent-auth"] = true
+			responses["403"] = errResp("Forbidden (code reauthentication_required: POST /api/auth/reauthenticate first)")
+		}
 		p := toOpenAPIPath(rt.Path)
 		if paths[p] == nil {
 			paths[p] = map[string]any{}

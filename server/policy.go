@@ -78,18 +78,26 @@ type callDecision struct {
 	verdict agent.Decision
 	view    callView
 	ruleIDs []string
+	// explain says why a call runs without a person (read-only proof).
+	explain string
 }
 
 // evaluateCall decides a call with the rules as they are now:
 //  1. a matching must_never rule blocks it;
 //  2. a matching must_always require_approval rule asks a person;
-//  3. a read-only tool (or read-only call) runs;
+//  3. a read-only tool (or read-only call) runs, and so does a run_command
+//     line the analysis proves read-only when the project allows that;
 //  4. a matching must_always allow rule (pre-approval) lets it run;
 //  5. anything else that can change something asks a person.
 func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Tool, name string, args json.RawMessage) (callDecision, error) {
 	view, err := viewCall(t, name, args)
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
+	}
+	if name == runCommandTool {
+		if view.Scan, err = s.scanCall(ctx, run, view.Rendered.Command); err != nil {
+			return callDecision{}, err
+		}
 	}
 	rules, err := s.db.FindRulesForProject(ctx, run.OrgID, run.ProjectID, true)
 	if err != nil {
@@ -108,12 +116,15 @@ func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Too
 			continue
 		}
 		if !c.matches(view) {
+			if c.opaqueBlocks(view) {
+				return callDecision{verdict: agent.Block(opaqueReason(c, view.Scan)), view: view, ruleIDs: []string{c.ID}}, nil
+			}
 			continue
 		}
 		switch c.Effect {
 		case store.EffectBlock:
-			return callDecision{verdict: agent.Block("blocked by " + ruleLabel(&c.Rule) + ". The platform enforces this rule; " +
-				"do not try to reach the same effect another way."), view: view, ruleIDs: []string{c.ID}}, nil
+			return callDecision{verdict: agent.Block("blocked by " + ruleLabel(&c.Rule) + "." + parsedNote(view) +
+				" The platform enforces this rule; do not try to reach the same effect another way."), view: view, ruleIDs: []string{c.ID}}, nil
 		case store.EffectRequireApproval:
 			if approval == nil {
 				approval = c
@@ -130,13 +141,21 @@ func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Too
 	}
 	switch {
 	case approval != nil:
-		return callDecision{verdict: agent.NeedApproval(ruleLabel(&approval.Rule)), view: view, ruleIDs: []string{approval.ID}}, nil
+		return callDecision{verdict: agent.NeedApproval(ruleLabel(&approval.Rule) + "." + parsedNote(view)), view: view, ruleIDs: []string{approval.ID}}, nil
 	case readOnly:
 		return callDecision{verdict: agent.Allow(), view: view}, nil
+	case view.Scan != nil && view.Scan.autoOK && view.Scan.readOnly:
+		return callDecision{verdict: agent.Allow(), view: view, explain: "ran without a person: the project lets read-only " +
+			"commands run, and " + view.Scan.roWhy}, nil
 	case allow != nil:
-		return callDecision{verdict: agent.Allow(), view: view, ruleIDs: []string{allow.ID}}, nil
+		return callDecision{verdict: agent.Allow(), view: view, ruleIDs: []string{allow.ID},
+			explain: "ran without a person: pre-approved by " + ruleLabel(&allow.Rule)}, nil
 	}
-	return callDecision{verdict: agent.NeedApproval(name + " can change things; a person must approve this call"), view: view}, nil
+	why := name + " can change things; a person must approve this call."
+	if sc := view.Scan; sc != nil && sc.autoOK && !sc.readOnly {
+		why += " Not run automatically: " + sc.roWhy + "."
+	}
+	return callDecision{verdict: agent.NeedApproval(why + parsedNote(view)), view: view}, nil
 }
 
 // gateFor is the Gate of one run: it looks the tool up in the run's tools
@@ -178,8 +197,12 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		g.s.log.Error("policy: rules unreadable at execution; call refused", "tool", name, "err", err)
 		return "", errors.New("the platform could not check this call against the rules; it did not run")
 	}
+	note := ""
 	switch d.verdict.Verdict {
 	case agent.VerdictAllow:
+		if d.explain != "" && d.view.Scan != nil {
+			note = "[policy] " + d.explain + "\n"
+		}
 	case agent.VerdictNeedApproval:
 		if g.s.policy.approvedCall == nil {
 			return "", errNoApproval
@@ -191,10 +214,17 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		if !ok {
 			return "", errNoApproval
 		}
+		if d.view.Scan != nil {
+			note = "[policy] ran with a person's approval; asked because: " + d.verdict.Reason + "\n"
+		}
 	default:
 		return "", fmt.Errorf("refused and not run: %s", d.verdict.Reason)
 	}
-	return g.Tool.Run(ctx, args)
+	out, err := g.Tool.Run(ctx, args)
+	if err != nil || note == "" {
+		return out, err
+	}
+	return note + out, nil
 }
 
 // obligationsFor is the system-prompt text of the project's rules: every
@@ -232,4 +262,6 @@ type policyState struct {
 	// exactly this call of this run. nil until approvals of tool calls are
 	// stored: then every call that needs approval is refused at execution.
 	approvedCall func(ctx context.Context, run AgentRunInfo, tool string, args json.RawMessage) (bool, error)
+	// commands caches each project's compiled command policy.
+	commands commandPolicies
 }

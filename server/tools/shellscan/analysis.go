@@ -79,7 +79,7 @@ func Analyze(src string) (a *Analysis) {
 		return a
 	}
 	s := &scanner{a: a, parser: syntax.NewParser(syntax.Variant(syntax.LangBash))}
-	s.script(src, nil, 0)
+	s.script(src, nil, 0, nil)
 	if a.RunsFiles && len(a.Writes) > 0 {
 		s.opaque(nil, nil, "it runs a script file and writes files in the same command line, so it may run a file it wrote")
 	}

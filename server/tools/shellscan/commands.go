@@ -274,12 +274,10 @@ func (s *scanner) stdinProgram(name string, c ctx) {
 	if in == nil {
 		return
 	}
-	if in.literal && shells[name] {
-		s.nested(in.text, c, name+" reading "+in.what)
-		return
-	}
-	if in.literal && (name == "at" || name == "batch") {
-		s.nested(in.text, c, name)
+	if in.literal && (shells[name] || name == "at" || name == "batch") {
+		inner := c
+		inner.stdin = nil
+		s.nested(in.text, inner, name+" reading "+in.what)
 		return
 	}
 	s.opaque(&c, in.feeds, name+" runs a program read from "+in.what+"; cannot prove what runs")

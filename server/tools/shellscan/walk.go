@@ -45,8 +45,8 @@ func (s *scanner) opaque(c *ctx, feeds []string, reason string) {
 }
 
 // script parses src and scans it; via names how it was reached.
-func (s *scanner) script(src string, via []string, depth int) {
-	c := ctx{src: src, via: via, depth: depth}
+func (s *scanner) script(src string, via []string, depth int, stdin *input) {
+	c := ctx{src: src, via: via, depth: depth, stdin: stdin}
 	if depth > MaxDepth {
 		s.opaque(&c, nil, "commands nested deeper than the analysis follows")
 		return
@@ -61,9 +61,10 @@ func (s *scanner) script(src string, via []string, depth int) {
 	}
 }
 
-// nested scans a string that a command hands to a shell.
+// nested scans a string that a command hands to a shell; the shell
+// inherits the command's standard input.
 func (s *scanner) nested(src string, c ctx, via string) {
-	s.script(src, c.with(via).via, c.depth+1)
+	s.script(src, c.with(via).via, c.depth+1, c.stdin)
 }
 
 func (s *scanner) stmts(sts []*syntax.Stmt, c ctx) {

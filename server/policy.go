@@ -103,7 +103,7 @@ func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Too
 	if err != nil {
 		return callDecision{}, err
 	}
-	var approval, allow *compiledRule
+	var approval, allow, opaque *compiledRule
 	for i := range rules {
 		c, err := compileRule(&rules[i])
 		if err != nil {
@@ -116,8 +116,8 @@ func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Too
 			continue
 		}
 		if !c.matches(view) {
-			if c.opaqueBlocks(view) {
-				return callDecision{verdict: agent.Block(opaqueReason(c, view.Scan)), view: view, ruleIDs: []string{c.ID}}, nil
+			if opaque == nil && c.opaqueBlocks(view) {
+				opaque = c
 			}
 			continue
 		}
@@ -134,6 +134,10 @@ func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Too
 				allow = c
 			}
 		}
+	}
+	if opaque != nil {
+		// No rule matched what could be proven; the rest cannot be.
+		return callDecision{verdict: agent.Block(opaqueReason(opaque, view.Scan)), view: view, ruleIDs: []string{opaque.ID}}, nil
 	}
 	readOnly := t.ReadOnly()
 	if cl, ok := t.(tools.Classifier); ok {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/tools/shellscan"
 	"github.com/opsagent/opsagent/store"
 )
@@ -68,7 +69,7 @@ func (s *Server) commandPolicy(ctx context.Context, orgID, projectID string) (*c
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := s.policy.commands.m.Load(projectID); ok {
+	if v, ok := s.commandPolicies.m.Load(projectID); ok {
 		if c := v.(*compiledPolicy); c.updated.Equal(p.UpdatedAt) {
 			return c, nil
 		}
@@ -81,7 +82,7 @@ func (s *Server) commandPolicy(ctx context.Context, orgID, projectID string) (*c
 		c = &compiledPolicy{updated: p.UpdatedAt, catalog: shellscan.DefaultCatalog}
 		c.readOnly, _ = shellscan.NewReadOnly(nil)
 	}
-	s.policy.commands.m.Store(projectID, c)
+	s.commandPolicies.m.Store(projectID, c)
 	return c, nil
 }
 
@@ -98,7 +99,7 @@ func compileCommandPolicy(p *store.CommandPolicy) (*compiledPolicy, error) {
 }
 
 // scanCall analyses a run_command line with the project's policy.
-func (s *Server) scanCall(ctx context.Context, run AgentRunInfo, line string) (*commandScan, error) {
+func (s *Server) scanCall(ctx context.Context, run runner.RunInfo, line string) (*commandScan, error) {
 	pol, err := s.commandPolicy(ctx, run.OrgID, run.ProjectID)
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ func (a *Analysis) IsOpaque() bool { return len(a.Opaque) > 0 }
 // Analyze parses a command line as a shell would and reports what it runs.
 // It never panics and never fails: what it cannot prove is in Opaque.
 func Analyze(src string) (a *Analysis) {
-	a = &Analysis{Commands: []Command{}}
+	a = &Analysis{Commands: make([]Command, 0, min(max(8, len(src)/20), 1024))}
 	defer func() {
 		if r := recover(); r != nil {
 			a.Opaque = append(a.Opaque, Opaque{Reason: "the command line could not be analysed"})

@@ -28,6 +28,9 @@ var versioned = regexp.MustCompile(`^(python|perl|ruby|lua|php|node|pypy)[0-9.]*
 
 // interpreterFamily maps python3.11 to python and pypy3 to python.
 func interpreterFamily(name string) string {
+	if _, ok := interpreters[name]; ok || !strings.ContainsAny(name, "0123456789.") {
+		return name
+	}
 	if m := versioned.FindStringSubmatch(name); m != nil {
 		if m[1] == "pypy" {
 			return "python"
@@ -71,7 +74,7 @@ func (s *scanner) interpreter(name string, sp interpSpec, argv []arg, c ctx) {
 		}
 	}
 	if c.stdin != nil {
-		s.opaque(&c, c.stdin.feeds, name+" runs a program read from "+c.stdin.what+"; cannot prove what runs")
+		s.opaque(&c, c.stdin.feeds(), name+" runs a program read from "+c.stdin.what+"; cannot prove what runs")
 	}
 }
 
@@ -220,6 +223,10 @@ func (s *scanner) execOptions(name string, argv []arg, c ctx) {
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
 		key, value, hasValue := strings.Cut(a.text, "=")
+		if !a.lit && opts[key] {
+			s.opaque(&c, feedsOf(a, c), name+" "+key+" runs a command built at run time; cannot prove what runs")
+			return
+		}
 		if !a.lit || !opts[key] {
 			if a.lit && name == "rsync" && strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.HasSuffix(a.text, "e") && len(a.text) > 2 {
 				key = "-e" // -avze CMD

@@ -280,7 +280,7 @@ func (s *scanner) stdinProgram(name string, c ctx) {
 		s.nested(in.text, inner, name+" reading "+in.what)
 		return
 	}
-	s.opaque(&c, in.feeds, name+" runs a program read from "+in.what+"; cannot prove what runs")
+	s.opaque(&c, in.feeds(), name+" runs a program read from "+in.what+"; cannot prove what runs")
 }
 
 // source runs a file in the current shell.

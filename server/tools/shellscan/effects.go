@@ -64,7 +64,7 @@ type Effect struct {
 
 type catEntry struct {
 	name     string
-	commands []*Pattern
+	commands patternSet
 	writes   []*regexp.Regexp
 }
 
@@ -112,7 +112,7 @@ func NewCatalog(extra map[string][]string) (*Catalog, error) {
 			if err != nil {
 				return nil, fmt.Errorf("category %s, pattern %q: %v", n, t, err)
 			}
-			e.commands = append(e.commands, p)
+			e.commands.add(p)
 		}
 		for _, w := range c.Writes {
 			re, err := globRegexp(w)
@@ -150,13 +150,8 @@ func (cat *Catalog) Effects(a *Analysis) []Effect {
 	for _, e := range cat.cats {
 		for i := range a.Commands {
 			c := &a.Commands[i]
-			for _, p := range e.commands {
-				if p.Match(c, false) {
-					add(e.name, c.String())
-					break
-				}
-			}
-			if seen[e.name] {
+			if e.commands.match(c, false) != nil {
+				add(e.name, c.String())
 				break
 			}
 		}
@@ -187,7 +182,7 @@ func (cat *Catalog) isDownloader(name string) bool {
 		if e.name != Downloads {
 			continue
 		}
-		for _, p := range e.commands {
+		for _, p := range e.commands.all {
 			if p.anyArgs && p.MatchName(&c) {
 				return true
 			}

@@ -85,6 +85,9 @@ func ParsePattern(text string) (*Pattern, error) {
 // glob in command position matches every name it can reach.
 func (p *Pattern) MatchName(c *Command) bool {
 	if !c.Glob {
+		if p.nameLit != "" {
+			return p.nameLit == c.Name
+		}
 		return p.name.MatchString(c.Name)
 	}
 	if p.nameLit == "" {
@@ -119,7 +122,10 @@ func (p *Pattern) Match(c *Command, strict bool) bool {
 	if p.anyArgs {
 		return true
 	}
-	m := &matcher{toks: p.args, c: c, strict: strict, memo: map[[2]int]bool{}}
+	m := &matcher{toks: p.args, c: c, strict: strict}
+	if !strict && !allKnown(c) {
+		m.memo = map[[2]int]bool{} // unknown arguments branch three ways
+	}
 	return m.match(0, 0)
 }
 
@@ -132,6 +138,9 @@ type matcher struct {
 }
 
 func (m *matcher) match(ti, ai int) bool {
+	if m.memo == nil {
+		return matchArgs(m, m.toks, m.c, ti, ai, m.strict)
+	}
 	key := [2]int{ti, ai}
 	if v, ok := m.memo[key]; ok {
 		return v
@@ -173,6 +182,58 @@ func matchArgs(m *matcher, toks []*regexp.Regexp, c *Command, ti, ai int, strict
 func allUnknown(c *Command, from int) bool {
 	for i := from; i < len(c.Args); i++ {
 		if c.ArgLiteral(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// patternSet indexes patterns by literal name, so a command is checked
+// only against the patterns that can name it.
+type patternSet struct {
+	byName map[string][]*Pattern
+	globs  []*Pattern
+	all    []*Pattern
+}
+
+func (ps *patternSet) add(p *Pattern) {
+	if ps.byName == nil {
+		ps.byName = map[string][]*Pattern{}
+	}
+	ps.all = append(ps.all, p)
+	if p.nameLit != "" {
+		ps.byName[p.nameLit] = append(ps.byName[p.nameLit], p)
+	} else {
+		ps.globs = append(ps.globs, p)
+	}
+}
+
+// match returns the first pattern that matches the command, or nil.
+func (ps *patternSet) match(c *Command, strict bool) *Pattern {
+	if c.Glob {
+		for _, p := range ps.all {
+			if p.Match(c, strict) {
+				return p
+			}
+		}
+		return nil
+	}
+	for _, p := range ps.byName[c.Name] {
+		if p.Match(c, strict) {
+			return p
+		}
+	}
+	for _, p := range ps.globs {
+		if p.Match(c, strict) {
+			return p
+		}
+	}
+	return nil
+}
+
+func allKnown(c *Command) bool {
+	for i := range c.Args {
+		if !c.ArgLiteral(i) {
 			return false
 		}
 	}

@@ -38,7 +38,7 @@ var readOnlyRunners = map[string]bool{"sudo": true, "doas": true, "timeout": tru
 // ReadOnly proves calls read-only against the built-in list and a
 // project's additions.
 type ReadOnly struct {
-	pats []*Pattern
+	pats patternSet
 }
 
 // NewReadOnly compiles the built-in list plus additions.
@@ -49,7 +49,7 @@ func NewReadOnly(additions []string) (*ReadOnly, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read-only pattern %q: %v", t, err)
 		}
-		r.pats = append(r.pats, p)
+		r.pats.add(p)
 	}
 	return r, nil
 }
@@ -76,14 +76,7 @@ func (r *ReadOnly) Proves(a *Analysis) (bool, string) {
 		if c.Wrapper && readOnlyRunners[c.Name] {
 			continue
 		}
-		ok := false
-		for _, p := range r.pats {
-			if p.Match(c, true) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
+		if r.pats.match(c, true) == nil {
 			return false, c.String() + " is not on the read-only list"
 		}
 		names = append(names, c.String())

@@ -26,9 +26,14 @@ type ctx struct {
 type input struct {
 	text    string
 	literal bool
-	feeds   []string
+	from    syntax.Node // what produces it; its commands are the feeds
+	extra   []string
 	what    string // "a pipe", "a file", "a here-document"
 }
+
+// feeds names the commands that produce the input; computed only when a
+// program reads its code from it.
+func (in *input) feeds() []string { return append(namesIn(in.from), in.extra...) }
 
 func (c ctx) with(via string) ctx {
 	n := c
@@ -104,13 +109,13 @@ func (s *scanner) redirect(r *syntax.Redirect, c *ctx) {
 		}
 	case syntax.Hdoc, syntax.DashHdoc:
 		text, ok := literalDoc(r.Hdoc)
-		c.stdin = &input{text: text, literal: ok, feeds: namesIn(r.Hdoc), what: "a here-document"}
+		c.stdin = &input{text: text, literal: ok, from: r.Hdoc, what: "a here-document"}
 	case syntax.WordHdoc:
 		text, ok := literalString(r.Word, c.src)
-		c.stdin = &input{text: text, literal: ok, feeds: namesIn(r.Word), what: "a here-string"}
+		c.stdin = &input{text: text, literal: ok, from: r.Word, what: "a here-string"}
 	case syntax.RdrIn:
 		f, _ := literalString(r.Word, c.src)
-		c.stdin = &input{what: "a file", feeds: append(namesIn(r.Word), "file:"+f)}
+		c.stdin = &input{what: "a file", from: r.Word, extra: []string{"file:" + f}}
 	}
 }
 
@@ -129,7 +134,7 @@ func (s *scanner) command(cmd syntax.Command, c ctx) {
 			left.stdin = c.stdin
 			s.stmt(x.X, left)
 			right := c
-			right.stdin = &input{what: "a pipe", feeds: namesIn(x.X)}
+			right.stdin = &input{what: "a pipe", from: x.X}
 			s.stmt(x.Y, right)
 			return
 		}
@@ -181,7 +186,7 @@ func (s *scanner) command(cmd syntax.Command, c ctx) {
 // subst scans the command substitutions and process substitutions inside
 // a node (a word, an expression), which run before the command they sit in.
 func (s *scanner) subst(n syntax.Node, c ctx) {
-	if n == nil {
+	if n == nil || plainWord(n) {
 		return
 	}
 	syntax.Walk(n, func(node syntax.Node) bool {
@@ -226,9 +231,13 @@ func namesIn(n syntax.Node) []string {
 // call scans one simple command.
 func (s *scanner) call(x *syntax.CallExpr, c ctx) {
 	for _, as := range x.Assigns {
-		s.subst(as, c)
+		if as.Value != nil && as.Index == nil && as.Array == nil {
+			s.subst(as.Value, c)
+		} else {
+			s.subst(as, c)
+		}
 	}
-	var argv []arg
+	argv := make([]arg, 0, len(x.Args))
 	for _, w := range x.Args {
 		s.subst(w, c)
 		argv = append(argv, expandWord(w, c.src)...)
@@ -245,4 +254,20 @@ func (s *scanner) call(x *syntax.CallExpr, c ctx) {
 		return
 	}
 	s.simple(argv, c)
+}
+
+// plainWord: a word of literals and single quotes substitutes nothing.
+func plainWord(n syntax.Node) bool {
+	w, ok := n.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -26,6 +26,20 @@ const maxFields = 256
 // expandWord turns a word into its fields. A word that is not literal is one
 // non-literal field spelled as in the source.
 func expandWord(w *syntax.Word, src string) []arg {
+	if len(w.Parts) == 1 {
+		// Fast path: a plain literal, or a single-quoted string.
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.ContainsAny(p.Value, "\\{*?[") {
+				return []arg{{text: p.Value, pattern: p.Value, lit: true}}
+			}
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				e := escapeGlob(p.Value)
+				return []arg{{text: p.Value, pattern: e, lit: true}}
+			}
+		}
+	}
 	syntax.SplitBraces(w)
 	pats, ok := partsPatterns(w.Parts, false)
 	if !ok {

@@ -23,7 +23,8 @@ func (s *scanner) simple(argv []arg, c ctx) {
 		return
 	}
 	name, dir := baseName(head.pattern)
-	cmd := Command{Name: unescapePattern(name), Glob: hasGlob(name), Via: c.via, Args: make([]string, 0, len(argv)-1)}
+	cmd := Command{Name: unescapePattern(name), Glob: hasGlob(name), Via: c.via, Args: make([]string, 0, len(argv)-1),
+		literal: make([]bool, 0, len(argv)-1)}
 	if cmd.Glob {
 		cmd.Name = name
 	}

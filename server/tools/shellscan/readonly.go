@@ -79,7 +79,11 @@ func (r *ReadOnly) Proves(a *Analysis) (bool, string) {
 		if r.pats.match(c, true) == nil {
 			return false, c.String() + " is not on the read-only list"
 		}
-		names = append(names, c.String())
+		if len(names) < 5 {
+			names = append(names, c.String())
+		} else if len(names) == 5 {
+			names = append(names, "…")
+		}
 	}
 	return true, "every command only reads (" + strings.Join(names, "; ") + ")"
 }

@@ -60,6 +60,8 @@ type Analysis struct {
 	RunsFiles bool `json:"runs_files,omitempty"`
 	// Functions are the shell functions it defines.
 	Functions []string `json:"functions,omitempty"`
+	// Env are the variables it assigns (PATH=... cmd, export X=..., env X=...).
+	Env []string `json:"env,omitempty"`
 }
 
 // IsOpaque reports whether some part could not be proven.
@@ -84,6 +86,7 @@ func Analyze(src string) (a *Analysis) {
 		s.opaque(nil, nil, "it runs a script file and writes files in the same command line, so it may run a file it wrote")
 	}
 	a.Functions = uniqSorted(a.Functions)
+	a.Env = uniqSorted(a.Env)
 	a.Writes = uniqSorted(a.Writes)
 	return a
 }

@@ -104,7 +104,8 @@ func TestReadOnlyProofIsStrict(t *testing.T) {
 		"kubectl get pods -A": true, "kubectl top nodes": true, "systemctl status nginx": true,
 		"df -h > out.txt": false, "journalctl --vacuum-size=1M": false, "find . -delete": false, "find . $X": false,
 		"kubectl $VERB pods": false, "sort -o out x": false, "systemctl restart nginx": false, "df; $CMD": false,
-		"hostname": true, "hostname evil": false, "f(){ df; }; f": false, "./check.sh": false, "echo $(rm x)": false,
+		"hostname": true, "hostname evil": false, "PATH=./bin ls": false, "export LD_PRELOAD=x.so; ls": false,
+		"env PATH=. ls": false, "X=1 ls": true, "git log": false, "/usr/bin/time -o out df": false, "f(){ df; }; f": false, "./check.sh": false, "echo $(rm x)": false,
 	} {
 		if got, why := ro.Proves(Analyze(src)); got != want {
 			t.Errorf("%q: %v (%s), want %v", src, got, why, want)

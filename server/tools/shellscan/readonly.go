@@ -15,8 +15,8 @@ var BuiltinReadOnly = []string{
 	"pidstat", "top -b *", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "zgrep", "rg !--pre*", "ls", "stat",
 	"pwd", "echo", "printf !-v", "true", "false", "test", "[", "which", "type", "basename", "dirname", "realpath",
 	"readlink", "md5sum", "sha1sum", "sha256sum", "cut", "tr", "column", "diff", "cmp", "tree !-o*", "jq", "env", "printenv",
-	"sort !-o* !--output*", "getent", "ss", "netstat", "ip addr", "ip a", "ip route", "ip r", "ip link",
-	"ip * show *", "ip * list *", "dig", "nslookup", "host", "ping -c *", "dmesg !-c !-C !--clear !-D !-E !-n* !--console*",
+	"sort !-o* !--output* !--compress-program*", "getent", "ss", "netstat", "ip addr", "ip a", "ip route", "ip r", "ip link",
+	"ip !-b* !-force * show *", "ip !-b* !-force * list *", "dig", "nslookup", "host", "ping -c *", "dmesg !-c !-C !--clear !-D !-E !-n* !--console*",
 	"find !-exec* !-ok* !-delete !-fprint* !-fls *", "sleep", "journalctl !--vacuum* !--rotate !--flush !--sync !--relinquish-var !--smart-relinquish-var !--setup-keys !--update-catalog *",
 	"systemctl status *", "systemctl show *", "systemctl cat *", "systemctl list-units *", "systemctl list-unit-files *",
 	"systemctl list-timers *", "systemctl list-sockets *", "systemctl list-dependencies *", "systemctl is-active *",
@@ -25,15 +25,30 @@ var BuiltinReadOnly = []string{
 	"kubectl get *", "kubectl describe *", "kubectl logs *", "kubectl top *", "kubectl version *", "kubectl cluster-info",
 	"kubectl api-resources *", "kubectl explain *", "kubectl events *", "kubectl rollout status *", "kubectl rollout history *",
 	"docker ps *", "docker images *", "docker logs *", "docker inspect *", "docker stats --no-stream *", "docker version",
-	"docker info", "git status *", "git log !--output* *", "git diff !--output* *", "git show !--output* *", "crontab -l",
+	"docker info", "crontab -l",
 	"lsof", "mount !*", "ulimit -a",
 }
 
 // readOnlyRunners run another command without changing anything
 // themselves; the command they run is checked on its own.
 var readOnlyRunners = map[string]bool{"sudo": true, "doas": true, "timeout": true, "nice": true, "ionice": true, "stdbuf": true,
-	"env": true, "command": true, "time": true, "xargs": true, "busybox": true, "toybox": true, "exec": true, "sh": true, "bash": true,
+	"env": true, "command": true, "xargs": true, "busybox": true, "toybox": true, "exec": true, "sh": true, "bash": true,
 	"dash": true, "zsh": true}
+
+// lookupVars change which program a name runs or what a shell runs first.
+var lookupVars = map[string]bool{"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true,
+	"ENV": true, "IFS": true, "SHELLOPTS": true, "BASHOPTS": true, "PROMPT_COMMAND": true, "PS4": true, "GCONV_PATH": true,
+	"PYTHONPATH": true, "PYTHONSTARTUP": true, "PERL5LIB": true, "PERL5OPT": true, "NODE_OPTIONS": true, "GIT_CONFIG": true,
+	"KUBECONFIG": true, "DOCKER_HOST": true, "?": true}
+
+func changesLookup(env []string) string {
+	for _, v := range env {
+		if lookupVars[v] || strings.HasPrefix(v, "LD_") || strings.HasPrefix(v, "BASH_FUNC_") {
+			return v
+		}
+	}
+	return ""
+}
 
 // ReadOnly proves calls read-only against the built-in list and a
 // project's additions.
@@ -67,6 +82,8 @@ func (r *ReadOnly) Proves(a *Analysis) (bool, string) {
 		return false, "it runs a script file"
 	case len(a.Functions) > 0:
 		return false, "it defines shell functions"
+	case changesLookup(a.Env) != "":
+		return false, "it sets " + changesLookup(a.Env) + ", which changes what programs run"
 	case len(a.Commands) == 0:
 		return false, "it runs no command"
 	}

@@ -176,7 +176,20 @@ func (s *scanner) command(cmd syntax.Command, c ctx) {
 		s.stmt(x.Stmt, c.with("coproc"))
 	case *syntax.TestDecl:
 		s.stmt(x.Body, c)
-	case *syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause, *syntax.DeclClause:
+	case *syntax.DeclClause:
+		for _, as := range x.Args {
+			if as.Name != nil {
+				s.a.Env = append(s.a.Env, as.Name.Value)
+			} else if as.Naked && as.Value != nil {
+				if v, ok := literalString(as.Value, c.src); ok {
+					s.a.Env = append(s.a.Env, strings.SplitN(v, "=", 2)[0])
+				} else {
+					s.a.Env = append(s.a.Env, "?")
+				}
+			}
+		}
+		s.subst(x, c)
+	case *syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause:
 		s.subst(x, c)
 	default:
 		s.opaque(&c, nil, "a shell construct the analysis does not know")
@@ -231,6 +244,9 @@ func namesIn(n syntax.Node) []string {
 // call scans one simple command.
 func (s *scanner) call(x *syntax.CallExpr, c ctx) {
 	for _, as := range x.Assigns {
+		if as.Name != nil {
+			s.a.Env = append(s.a.Env, as.Name.Value)
+		}
 		if as.Value != nil && as.Index == nil && as.Array == nil {
 			s.subst(as.Value, c)
 		} else {

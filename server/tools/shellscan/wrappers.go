@@ -74,6 +74,7 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 		}
 		t := a.text
 		if name == "env" && strings.Contains(t, "=") && !strings.HasPrefix(t, "-") {
+			s.a.Env = append(s.a.Env, strings.SplitN(t, "=", 2)[0])
 			i++
 			continue
 		}

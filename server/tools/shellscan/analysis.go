@@ -82,11 +82,20 @@ func Analyze(src string) (a *Analysis) {
 	}
 	s := &scanner{a: a, parser: syntax.NewParser(syntax.Variant(syntax.LangBash))}
 	s.script(src, nil, 0, nil)
+	a.Env = uniqSorted(a.Env)
+	if s.rt.arithVars && s.rt.dynamicSet {
+		s.opaque(nil, nil, "arithmetic on a variable set at run time can run commands hidden in its value (a[$(...)])")
+	}
+	for _, v := range a.Env {
+		if codeVar(v) {
+			s.opaque(nil, nil, "setting "+v+" makes programs run code it names")
+			break
+		}
+	}
 	if a.RunsFiles && len(a.Writes) > 0 {
 		s.opaque(nil, nil, "it runs a script file and writes files in the same command line, so it may run a file it wrote")
 	}
 	a.Functions = uniqSorted(a.Functions)
-	a.Env = uniqSorted(a.Env)
 	a.Writes = uniqSorted(a.Writes)
 	return a
 }

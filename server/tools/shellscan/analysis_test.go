@@ -52,7 +52,11 @@ func TestAnalyzeFailsClosed(t *testing.T) {
 		`base64 -d <<< cm0= | bash`, `python3 -c 'import os'`, `perl -e 'unlink 1'`, `node -e 1`, `sh < script.sh`,
 		`awk 'BEGIN{system("x")}'`, `sed 's/a/b/e' f`, `source <(cat x)`, `xargs -I{} {} a`, `find . -exec {} \;`,
 		`echo rm a > x.sh; sh x.sh`, `if`, `a |`, `$(`, `/bin/ba?h -c 'rm a'`, strings.Repeat("$(", 50) + "x",
-		`tar xf a.tar --to-command="$C"`, `git -c core.sshCommand=x fetch`, `vim -c '!x'`,
+		`tar xf a.tar --to-command="$C"`, `/lib64/ld-linux-x86-64.so.2 "$P" x`, `cp /bin/rm ./safe; ./safe x`,
+		`ln -s /usr/bin/rm /usr/local/bin/tidy && tidy x`, `hash -p /bin/rm ls; ls x`, `enable -f ./x.so ls`,
+		`mapfile -C 'rm x' -c 1 < f`, `BASH_ENV=x.sh bash -c ls`, `LD_PRELOAD=./x.so ls`, `x='$(rm y)'; echo ${x@P}`,
+		`x='a[$(rm y)]'; echo $((x))`, `read x; (( x > 1 ))`, `for v in $(cat f); do let v+1; done`,
+		`git -c core.sshCommand=x fetch`, `vim -c '!x'`,
 	} {
 		if a := Analyze(src); !a.IsOpaque() {
 			t.Errorf("%q is not opaque: %s", src, a.Summary())

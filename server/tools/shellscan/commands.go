@@ -98,6 +98,17 @@ func (s *scanner) follow(name string, argv []arg, c ctx) bool {
 	if w, ok := wrappers[name]; ok {
 		return s.wrapper(name, w, argv, c)
 	}
+	if dynamicLoader(name) {
+		return s.wrapper(name, wrapSpec{long: []string{"--library-path", "--preload", "--audit", "--argv0", "--inhibit-rpath"}}, argv, c)
+	}
+	if copiers[name] {
+		for _, a := range argv[1:] {
+			if a.lit && systemProgram(a.text) {
+				s.opaque(&c, nil, name+" copies the program "+a.text+", which may then run under another name")
+				break
+			}
+		}
+	}
 	switch name {
 	case "eval":
 		s.codeArgs("eval", argv[1:], c)
@@ -130,6 +141,24 @@ func (s *scanner) follow(name string, argv []arg, c ctx) bool {
 		s.awk(name, argv, c)
 	case "sed", "gsed":
 		s.sed(argv, c)
+	case "hash":
+		for _, a := range argv[1:] {
+			if strings.HasPrefix(a.text, "-") && strings.Contains(a.text, "p") {
+				s.opaque(&c, nil, "hash -p makes a name run another program")
+			}
+		}
+	case "enable":
+		for _, a := range argv[1:] {
+			if strings.HasPrefix(a.text, "-") && strings.Contains(a.text, "f") {
+				s.opaque(&c, nil, "enable -f loads code from a shared object")
+			}
+		}
+	case "mapfile", "readarray":
+		for _, a := range argv[1:] {
+			if strings.HasPrefix(a.text, "-") && strings.Contains(a.text, "C") {
+				s.opaque(&c, nil, name+" -C runs a callback the analysis cannot check")
+			}
+		}
 	case "at", "batch":
 		s.stdinProgram(name, c)
 		return true

@@ -10,6 +10,7 @@ import (
 type scanner struct {
 	a      *Analysis
 	parser *syntax.Parser
+	rt     runtimeCode
 }
 
 // ctx is where a command sits: the source its nodes point into, the
@@ -61,6 +62,7 @@ func (s *scanner) script(src string, via []string, depth int, stdin *input) {
 		s.opaque(&c, nil, "the shell cannot parse it ("+err.Error()+")")
 		return
 	}
+	s.scanNode(f, &c)
 	for _, st := range f.Stmts {
 		s.stmt(st, c)
 	}
@@ -153,6 +155,13 @@ func (s *scanner) command(cmd syntax.Command, c ctx) {
 		s.stmts(x.Cond, c)
 		s.stmts(x.Do, c)
 	case *syntax.ForClause:
+		if wi, ok := x.Loop.(*syntax.WordIter); ok {
+			for _, w := range wi.Items {
+				if !plainValue(w) {
+					s.rt.dynamicSet = true
+				}
+			}
+		}
 		s.subst(x.Loop, c)
 		s.stmts(x.Do, c)
 	case *syntax.CaseClause:
@@ -260,6 +269,9 @@ func (s *scanner) call(x *syntax.CallExpr, c ctx) {
 	}
 	if len(argv) == 0 {
 		return
+	}
+	if len(argv) > 0 && argv[0].lit && setsFromInput[argv[0].text] {
+		s.rt.dynamicSet = true
 	}
 	if !argv[0].lit {
 		var feeds []string

@@ -62,7 +62,10 @@ func (s *scanner) script(src string, via []string, depth int, stdin *input) {
 		s.opaque(&c, nil, "the shell cannot parse it ("+err.Error()+")")
 		return
 	}
-	s.scanNode(f, &c)
+	if strings.Contains(src, "@") || strings.Contains(src, "((") || strings.Contains(src, "let") || strings.Contains(src, "[") ||
+		strings.Contains(src, "read") || strings.Contains(src, "mapfile") || strings.Contains(src, "getopts") {
+		s.scanNode(f, &c) // only lines that can hold such constructs pay for the walk
+	}
 	for _, st := range f.Stmts {
 		s.stmt(st, c)
 	}

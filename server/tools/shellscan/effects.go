@@ -30,7 +30,7 @@ var Builtin = []Category{
 		Commands: []string{"rm", "unlink", "rmdir", "shred", "srm", "wipe", "wipefs", "mkfs", "mkfs.*", "mke2fs", "mkswap",
 			"blkdiscard", "sgdisk", "find * -delete *", "rsync * --delete* *", "rsync * --remove-source-files *",
 			"git clean *", "git * clean *", "truncate", "dd * of=*", "mv * /dev/null", "tar * --remove-files *",
-			"zip * -m *", "zip * --move *", "tee * /dev/sd* *", "cp * /dev/sd*", "fallocate * -p *", "fallocate * --punch-hole *"},
+			"zip * -m *", "zip * --move *", "tee * /dev/sd* *", "cp * /dev/sd*", "crontab * -r *", "fallocate * -p *", "fallocate * --punch-hole *"},
 		Writes: []string{"/dev/sd*", "/dev/nvme*", "/dev/vd*", "/dev/xvd*", "/dev/hd*", "/dev/mmcblk*", "/dev/dm-*", "/dev/mapper/*"}},
 	{Name: StopsHost, Description: "stops, reboots, halts or suspends the host, or kills every process",
 		Commands: []string{"shutdown", "reboot", "poweroff", "halt", "kexec", "init 0", "init 6", "init S", "init s", "init 1",

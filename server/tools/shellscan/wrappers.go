@@ -73,7 +73,7 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 			break
 		}
 		t := a.text
-		if name == "env" && strings.Contains(t, "=") && !strings.HasPrefix(t, "-") {
+		if (name == "env" || name == "sudo") && isAssignment(t) {
 			s.a.Env = append(s.a.Env, strings.SplitN(t, "=", 2)[0])
 			i++
 			continue
@@ -98,7 +98,11 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 			}
 			continue
 		}
-		if strings.HasPrefix(t, "-") && len(t) > 1 && !(name == "nice" && isDigits(t[1:])) {
+		if name == "nice" && strings.HasPrefix(t, "-") && isDigits(strings.TrimPrefix(t[1:], "-")) {
+			i++ // the historical nice -10 form
+			continue
+		}
+		if strings.HasPrefix(t, "-") && len(t) > 1 {
 			if name == "command" && strings.ContainsAny(t, "vV") {
 				return false
 			}
@@ -141,6 +145,10 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 			continue
 		}
 		break
+	}
+	for (name == "env" || name == "sudo") && i < len(argv) && argv[i].lit && isAssignment(argv[i].text) {
+		s.a.Env = append(s.a.Env, strings.SplitN(argv[i].text, "=", 2)[0])
+		i++
 	}
 	if i >= len(argv) {
 		return false
@@ -229,4 +237,18 @@ func (s *scanner) splitString(name, opt string, attached bool, argv []arg, i int
 		parts = append(parts, quoteWord(a.text))
 	}
 	s.nested(strings.Join(parts, " "), c, name+" -S")
+}
+
+// isAssignment: NAME=VALUE as env and sudo take it before the command.
+func isAssignment(t string) bool {
+	k, _, ok := strings.Cut(t, "=")
+	if !ok || k == "" || strings.HasPrefix(t, "-") {
+		return false
+	}
+	for i, r := range k {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -162,7 +162,9 @@ func (s *scanner) follow(name string, argv []arg, c ctx) bool {
 	case "at", "batch":
 		s.stdinProgram(name, c)
 		return true
-	case "tmux", "screen", "parallel", "sem":
+	case "run-parts":
+		s.a.RunsFiles = true
+	case "tmux", "screen", "parallel", "sem", "bwrap", "systemd-nspawn", "capsh", "machinectl", "firejail", "nsjail":
 		if len(argv) > 1 && !onlyListing(argv[1:]) {
 			s.opaque(&c, nil, name+" runs commands this analysis cannot follow; run them directly instead")
 		}
@@ -175,7 +177,7 @@ func (s *scanner) follow(name string, argv []arg, c ctx) bool {
 func onlyListing(args []arg) bool {
 	for _, a := range args {
 		switch a.text {
-		case "ls", "list-sessions", "-ls", "-list", "--version", "-V", "info":
+		case "ls", "list", "status", "list-sessions", "-ls", "-list", "--version", "-V", "info":
 		default:
 			return false
 		}

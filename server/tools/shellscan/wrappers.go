@@ -58,6 +58,12 @@ var wrappers = map[string]wrapSpec{
 	"busybox": {}, "toybox": {},
 	"doas-keepenv": {}, "daemonize": {values: "aceEilopPuv"},
 	"start-stop-daemon": {},
+	"cpulimit":          {values: "lpe", long: []string{"--limit", "--pid", "--exe"}},
+	"chronic":           {}, "nocache": {}, "trickle": {values: "udswtl"}, "dbus-run-session": {}, "dbus-launch": {},
+	"chpst":     {values: "ugUenlmdofcrpb"},
+	"setuidgid": {operands: 1}, "envdir": {operands: 1}, "softlimit": {values: "mdsltafcor"},
+	"lckdo": {values: "w", operands: 1}, "with-lock-ex": {operands: 1}, "entr": {}, "runcon": {values: "utrl"},
+	"caffeinate": {}, "watchexec": {values: "wef"},
 }
 
 // wrapper follows the command a wrapper runs; false when it runs none

@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/tools/shellscan"
@@ -54,14 +54,14 @@ func (sc *commandScan) opaqueReasons() []string {
 
 // compiledPolicy is a project's command policy, compiled.
 type compiledPolicy struct {
-	updated  time.Time
+	key      string // the policy's content it was compiled from
 	auto     bool
 	catalog  *shellscan.Catalog
 	readOnly *shellscan.ReadOnly
 }
 
 // commandPolicies caches compiled policies by project, keyed on the
-// policy's update time.
+// policy's content (a frozen test clock can give two versions one time).
 type commandPolicies struct{ m sync.Map }
 
 func (s *Server) commandPolicy(ctx context.Context, orgID, projectID string) (*compiledPolicy, error) {
@@ -69,8 +69,9 @@ func (s *Server) commandPolicy(ctx context.Context, orgID, projectID string) (*c
 	if err != nil {
 		return nil, err
 	}
+	key := fmt.Sprint(p.AutoAllowReadOnly, p.ReadOnlyCommands, p.Effects) // fmt sorts map keys
 	if v, ok := s.commandPolicies.m.Load(projectID); ok {
-		if c := v.(*compiledPolicy); c.updated.Equal(p.UpdatedAt) {
+		if c := v.(*compiledPolicy); c.key == key {
 			return c, nil
 		}
 	}
@@ -79,9 +80,10 @@ func (s *Server) commandPolicy(ctx context.Context, orgID, projectID string) (*c
 		// Stored policies were validated; one that no longer compiles
 		// falls back to the built-ins and allows nothing automatically.
 		s.log.Warn("policy: command policy does not compile; built-ins used", "project_id", projectID, "err", err)
-		c = &compiledPolicy{updated: p.UpdatedAt, catalog: shellscan.DefaultCatalog}
+		c = &compiledPolicy{catalog: shellscan.DefaultCatalog}
 		c.readOnly, _ = shellscan.NewReadOnly(nil)
 	}
+	c.key = key
 	s.commandPolicies.m.Store(projectID, c)
 	return c, nil
 }
@@ -95,7 +97,7 @@ func compileCommandPolicy(p *store.CommandPolicy) (*compiledPolicy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &compiledPolicy{updated: p.UpdatedAt, auto: p.AutoAllowReadOnly, catalog: cat, readOnly: ro}, nil
+	return &compiledPolicy{auto: p.AutoAllowReadOnly, catalog: cat, readOnly: ro}, nil
 }
 
 // scanCall analyses a run_command line with the project's policy.

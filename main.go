@@ -20,6 +20,7 @@ import (
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/server/backup"
 	"github.com/opsagent/opsagent/server/cliclient"
+	connagent "github.com/opsagent/opsagent/server/connector/agent"
 	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -43,6 +44,7 @@ Usage:
   opsagent logout            revoke this machine's session and forget it
   opsagent backup --data-dir D --out FILE    archive a (running) server's data directory
   opsagent restore --in FILE --data-dir NEW  restore an archive into a new, empty directory
+  opsagent connector --server URL --token ocn_...   run a connector on this host (dials out; --help lists flags)
   opsagent vault rotate      re-encrypt every vault ciphertext under a new key (safe while serving)
   opsagent version           print the version
 `
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return backup.BackupCommand(ctx, args[1:], getenv, server.Version, stdout, stderr)
 	case "restore":
 		return backup.RestoreCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "connector":
+		return connagent.Command(ctx, args[1:], getenv, server.Version, stdout, stderr)
 	case "vault":
 		return secrets.RotateCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":

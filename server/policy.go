@@ -42,7 +42,8 @@ func (s *Server) policyTools(ctx context.Context, run AgentRunInfo) []agent.Tool
 		return s.secrets.Resolve(ctx, run.OrgID, run.ProjectID, names...)
 	}
 	out := []agent.Tool{
-		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets},
+		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets,
+			Remote: s.connectorRemote(run.OrgID, run.ProjectID), AllSecretValues: s.allSecretValues(run.OrgID, run.ProjectID)},
 		&tools.HTTPRequest{Egress: s.httpEgress(ctx, run.OrgID, run.ProjectID), UserAgent: "opsagent/" + Version},
 	}
 	kinds := map[string]bool{}
@@ -90,6 +91,15 @@ func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Too
 	view, err := viewCall(t, name, args)
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
+	}
+	// A call whose target cannot run it (an unknown or offline connector)
+	// is refused at once: nobody is asked to approve what cannot happen.
+	if pf, ok := t.(interface {
+		Preflight(context.Context, json.RawMessage) error
+	}); ok {
+		if err := pf.Preflight(ctx, args); err != nil {
+			return callDecision{verdict: agent.Block(err.Error()), view: view}, nil
+		}
 	}
 	rules, err := s.db.FindRulesForProject(ctx, run.OrgID, run.ProjectID, true)
 	if err != nil {

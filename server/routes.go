@@ -40,6 +40,7 @@ func (s *Server) routeTable() []*Route {
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),
+		s.connectorRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

@@ -17,6 +17,7 @@ import (
 	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/server/connector"
 	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
@@ -81,6 +82,8 @@ type Server struct {
 	wh               *webhookService
 	approvalHandlers map[string]ApprovalHandler
 	incidentArchiver IncidentArchiver
+	// connectors holds the connectors' live connections (connectors_ws.go).
+	connectors *connector.Hub
 	// bg tracks work requests hand off to run after their answer (mail).
 	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.
@@ -183,6 +186,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
 	s.installWebhooks()
 	s.installPolicy()
+	s.installConnectors()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()

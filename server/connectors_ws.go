@@ -34,7 +34,6 @@ func (s *Server) installConnectors() {
 			}
 		},
 	})
-	context.AfterFunc(s.stopping, s.connectors.Close)
 }
 
 // handleConnectorConnect is GET /api/connectors/connect: the WebSocket a
@@ -58,10 +57,9 @@ func (s *Server) handleConnectorConnect(c *Ctx) error {
 	if err != nil {
 		return nil // Accept answered the client
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	defer context.AfterFunc(s.stopping, cancel)()
-	s.connectors.Serve(ctx, ws, connector.Identity{ConnectorID: x.ID, OrgID: x.OrgID, ProjectID: x.ProjectID, Name: x.Name}, s.clientIP(c.R))
+	// Not the request's context: the connection outlives the handler's
+	// pipeline; Serve closes the hub after the agent runs have stopped.
+	s.connectors.Serve(context.Background(), ws, connector.Identity{ConnectorID: x.ID, OrgID: x.OrgID, ProjectID: x.ProjectID, Name: x.Name}, s.clientIP(c.R))
 	return nil
 }
 

@@ -239,7 +239,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopTasks()
 	stopWebhooks := s.wh.start() // stops after the HTTP drain: draining requests wait for its commits
 	defer stopWebhooks()
-	defer s.runner.stop() // after the task runs: chat turns end failed (interrupted) and are saved
+	defer s.connectors.Close() // after the agent runs: their calls end as interrupted, not as "connector lost"
+	defer s.runner.stop()      // after the task runs: chat turns end failed (interrupted) and are saved
 	select {
 	case err := <-errc:
 		return err

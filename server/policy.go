@@ -109,15 +109,6 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
 	}
-	// A call whose target cannot run it (an unknown or offline connector)
-	// is refused at once: nobody is asked to approve what cannot happen.
-	if pf, ok := t.(interface {
-		Preflight(context.Context, json.RawMessage) error
-	}); ok {
-		if err := pf.Preflight(ctx, args); err != nil {
-			return callDecision{verdict: agent.Block(err.Error()), view: view}, nil
-		}
-	}
 	rules, err := s.db.FindRulesForProject(ctx, run.OrgID, run.ProjectID, true)
 	if err != nil {
 		return callDecision{}, err
@@ -180,6 +171,16 @@ func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
 		if err != nil {
 			s.log.Error("policy: rules unreadable; call refused", "project_id", run.ProjectID, "tool", call.Name, "err", err)
 			return agent.Block("the platform could not check this call against the rules; it did not run")
+		}
+		// A call whose target cannot run it (an unknown or offline connector,
+		// local commands turned off) is refused at once: nobody is asked to
+		// approve what cannot happen. The tool checks again when it runs.
+		if pf, ok := t.(interface {
+			Preflight(context.Context, json.RawMessage) error
+		}); ok && d.verdict.Verdict != agent.VerdictBlock {
+			if err := pf.Preflight(ctx, call.Arguments); err != nil {
+				return agent.Block(err.Error())
+			}
 		}
 		return d.verdict
 	})

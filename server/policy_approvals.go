@@ -157,8 +157,8 @@ func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, to
 
 // toolCallDecided continues the waiting session with the decision.
 func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
-	if a.Kind != store.ApprovalToolCall {
-		return
+	if a.Kind != store.ApprovalToolCall || a.SessionID == "" {
+		return // no session waits on a call made through POST /api/commands
 	}
 	var subj ToolCallSubject
 	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {

@@ -41,6 +41,7 @@ func (s *Server) routeTable() []*Route {
 		s.budgetRoutes(),
 		s.integrationRoutes(),
 		s.connectorRoutes(),
+		s.commandRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

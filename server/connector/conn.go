@@ -90,22 +90,28 @@ func (h *Hub) Serve(ctx context.Context, ws *websocket.Conn, id Identity, ip str
 		if err := bytesLim.WaitN(ctx, min(len(data), bytesLim.Burst())); err != nil {
 			return
 		}
-		if typ != websocket.MessageText {
-			c.refuse(log, "binary frames are not part of the protocol")
-			continue
-		}
-		var f Frame
-		if err := json.Unmarshal(data, &f); err != nil {
-			c.refuse(log, "malformed frame: "+err.Error())
-			continue
-		}
-		c.handle(ctx, log, &f)
+		c.process(ctx, log, typ, data)
 		if c.tooBad() {
 			log.Warn("connector: too many refused frames; connection closed", "count", maxBadFrames)
 			c.drop(websocket.StatusPolicyViolation, "too many refused frames")
 			return
 		}
 	}
+}
+
+// process decodes one frame and acts on it; a frame that is not JSON text
+// is refused.
+func (c *Conn) process(ctx context.Context, log interface{ Warn(string, ...any) }, typ websocket.MessageType, data []byte) {
+	if typ != websocket.MessageText {
+		c.refuse(log, "binary frames are not part of the protocol")
+		return
+	}
+	var f Frame
+	if err := json.Unmarshal(data, &f); err != nil {
+		c.refuse(log, "malformed frame: "+err.Error())
+		return
+	}
+	c.handle(ctx, log, &f)
 }
 
 func (c *Conn) handle(ctx context.Context, log interface{ Warn(string, ...any) }, f *Frame) {

@@ -25,7 +25,8 @@ import (
 // connWorld is the real binary serving, with connector processes of the
 // same binary dialling it on loopback.
 type connWorld struct {
-	t      *testing.T
+	t      testing.TB
+	beat   string // --connector-heartbeat
 	bin    string
 	data   string
 	addr   string // fixed after the first start, so a restart keeps the port
@@ -60,7 +61,7 @@ var (
 )
 
 // buildBinary builds opsagent once per test process.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	builtOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "opsagent-bin-")
@@ -81,11 +82,13 @@ func buildBinary(t *testing.T) string {
 	return builtBin
 }
 
-func newConnWorld(t *testing.T) *connWorld {
+func newConnWorld(t testing.TB) *connWorld { return newConnWorldBeat(t, "400ms") }
+
+func newConnWorldBeat(t testing.TB, beat string) *connWorld {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	w := &connWorld{t: t, bin: buildBinary(t), data: filepath.Join(t.TempDir(), "data"), addr: "127.0.0.1:0", fake: llmfake.New(t)}
+	w := &connWorld{t: t, beat: beat, bin: buildBinary(t), data: filepath.Join(t.TempDir(), "data"), addr: "127.0.0.1:0", fake: llmfake.New(t)}
 	w.start()
 	w.env = &testEnv{t: t, URL: "http://" + w.addr}
 	w.c = w.env.register("ops@example.com")
@@ -100,7 +103,7 @@ func (w *connWorld) start() {
 	t := w.t
 	t.Helper()
 	cmd := exec.Command(w.bin, "serve", "--addr", w.addr, "--data-dir", w.data, "--signup", "open", "--log-level", "info",
-		"--connector-heartbeat", "400ms", "--shutdown-timeout", "2s",
+		"--connector-heartbeat", w.beat, "--shutdown-timeout", "2s",
 		"--llm-provider", llm.ProviderOpenAI, "--llm-base-url", w.fake.BaseURL(llm.ProviderOpenAI),
 		"--llm-api-key", llmfake.APIKey, "--llm-model", llmfake.Model)
 	cmd.Env = os.Environ()

@@ -234,6 +234,37 @@ func TestConnectorEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("POST /api/commands (MCP run_command) takes the same path", func(t *testing.T) {
+		before := len(db1.runs())
+		body := map[string]any{"target": "db-1", "command": "./mark via-api && echo ok"}
+		r := c.must(202, "POST", "/api/commands", body).JSON()
+		id, _ := r["approval_id"].(string)
+		if r["status"] != "approval_required" || id == "" || len(db1.runs()) != before {
+			t.Fatalf("gated: %v", r)
+		}
+		body["approval_id"] = id
+		if r := c.must(202, "POST", "/api/commands", body).JSON(); r["approval_id"] != id {
+			t.Fatalf("still pending: %v", r)
+		}
+		c.must(200, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+		r = c.must(200, "POST", "/api/commands", body).JSON()
+		if r["status"] != "completed" || !strings.Contains(r["output"].(string), "marked via-api on db-1") {
+			t.Fatalf("approved: %v", r)
+		}
+		// Single use: the same approval does not run it again.
+		if r := c.must(200, "POST", "/api/commands", body).JSON(); r["is_error"] != true || len(db1.runs()) != before+1 {
+			t.Fatalf("second use: %v (runs %v)", r, db1.runs())
+		}
+		r = c.must(403, "POST", "/api/commands", map[string]any{"target": "nowhere", "command": "uptime"}).JSON()
+		if r["status"] != "refused" || !strings.Contains(r["output"].(string), `no connector "nowhere"`) {
+			t.Fatalf("unknown target: %v", r)
+		}
+		r = c.must(200, "POST", "/api/commands", map[string]any{"target": "web-1", "command": "uname -a"}).JSON()
+		if r["status"] != "refused" || !strings.Contains(r["output"].(string), "refused by the host web-1") {
+			t.Fatalf("host refusal: %v", r)
+		}
+	})
+
 	t.Run("revoke drops the live connection within a second", func(t *testing.T) {
 		_, id2 := "", ""
 		for _, it := range c.must(200, "GET", "/api/connectors", nil).JSON()["items"].([]any) {

@@ -230,6 +230,11 @@ var isolationProbes = map[string]probe{
 	"DELETE /api/connectors/{connector_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "DELETE", "/api/connectors/"+x.connector, nil)
 	},
+	"POST /api/commands": func(o own, x ids) []probeReq {
+		return append(inProject(x, "POST", "/api/commands", map[string]any{"target": "db-1", "command": "uptime"}),
+			probeReq{method: "POST", path: "/api/commands", project: o.project,
+				body: map[string]any{"target": "db-1", "command": "uptime", "approval_id": x.approval}})
+	},
 	"GET /api/connector-settings": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/connector-settings", nil) },
 	"PUT /api/connector-settings": func(o own, x ids) []probeReq {
 		return inProject(x, "PUT", "/api/connector-settings", map[string]any{"command_timeout_max_seconds": 1})

@@ -158,7 +158,9 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 }
 
 // gateFor is the Gate of one run: it looks the tool up in the run's tools
-// and decides with evaluateCall. A tool the policy does not know (the
+// and decides with evaluateCall; a call the rules would let run or send
+// for approval is refused when its tool has nowhere to run it
+// (tools.Runnable: an unknown or offline connector). A tool the policy does not know (the
 // runner's own, such as knowledge tools) is allowed when it declares
 // itself read-only, and otherwise still checked against the rules.
 func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
@@ -172,13 +174,8 @@ func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
 			s.log.Error("policy: rules unreadable; call refused", "project_id", run.ProjectID, "tool", call.Name, "err", err)
 			return agent.Block("the platform could not check this call against the rules; it did not run")
 		}
-		// A call whose target cannot run it (an unknown or offline connector,
-		// local commands turned off) is refused at once: nobody is asked to
-		// approve what cannot happen. The tool checks again when it runs.
-		if pf, ok := t.(interface {
-			Preflight(context.Context, json.RawMessage) error
-		}); ok && d.verdict.Verdict != agent.VerdictBlock {
-			if err := pf.Preflight(ctx, call.Arguments); err != nil {
+		if r, ok := t.(tools.Runnable); ok && d.verdict.Verdict != agent.VerdictBlock {
+			if err := r.CanRun(ctx, call.Arguments); err != nil { // nowhere to run it: refuse now, never page a person
 				return agent.Block(err.Error())
 			}
 		}

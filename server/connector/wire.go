@@ -92,6 +92,7 @@ type Run struct {
 type Result struct {
 	ExitCode   int    `json:"exit_code"`
 	DurationMS int64  `json:"duration_ms"`
+	DurationUS int64  `json:"duration_us,omitempty"` // the same, finer (for overhead measurements)
 	TimedOut   bool   `json:"timed_out,omitempty"`
 	Refused    string `json:"refused,omitempty"`
 	Error      string `json:"error,omitempty"`

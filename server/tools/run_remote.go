@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,30 +62,6 @@ type Remote interface {
 
 // IsSelector reports a label-selector target (k=v[,k=v...]).
 func IsSelector(target string) bool { return strings.Contains(target, "=") }
-
-// Preflight refuses at once, before any approval is asked, a call whose
-// target cannot run it: unknown or offline connectors, a command outside
-// a connector's server-side allow-list, the server when local commands
-// are off. The error is the platform's words for the model.
-func (r *RunCommand) Preflight(ctx context.Context, args json.RawMessage) error {
-	var a commandArgs
-	if err := decode(args, &a); err != nil {
-		return err
-	}
-	target := targetOf(a)
-	if target == TargetServer {
-		if !r.AllowLocal {
-			return errors.New("running commands on the server host is turned off by the operator; name a connector " +
-				"(or a label selector) as the target instead")
-		}
-		return nil
-	}
-	if r.Remote == nil {
-		return fmt.Errorf("no connector %q: no connector agent serves this project", target)
-	}
-	_, err := r.Remote.Resolve(ctx, target, a.Command)
-	return err
-}
 
 // renderRemote names the exact hosts a target resolves to now, for the
 // approval card; the raw target when it resolves to none.

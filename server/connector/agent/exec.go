@@ -75,7 +75,8 @@ func (s *sess) execute(ctx context.Context, callID string, run connector.Run) {
 		truncated = <-streamed
 	}
 	pr.Close()
-	res := connector.Result{ExitCode: 0, DurationMS: time.Since(started).Milliseconds(), Truncated: truncated}
+	took := time.Since(started)
+	res := connector.Result{ExitCode: 0, DurationMS: took.Milliseconds(), DurationUS: took.Microseconds(), Truncated: truncated}
 	var exit *exec.ExitError
 	switch {
 	case tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:

@@ -114,7 +114,7 @@ func (r *RunCommand) runRemote(ctx context.Context, a commandArgs, target string
 	capBytes := orDefault(r.MaxOutput, 256<<10)
 	perHost := max(capBytes/len(hosts), 16<<10)
 	live := agent.ToolOutput(ctx)
-	outs := make([]string, len(hosts))
+	outs := make([]hostOutcome, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Add(1)
@@ -128,27 +128,35 @@ func (r *RunCommand) runRemote(ctx context.Context, a commandArgs, target string
 		return "", ctx.Err()
 	}
 	if len(hosts) == 1 {
-		if strings.HasPrefix(outs[0], refusedMark) {
-			return "", &agent.Refusal{Reason: strings.TrimPrefix(outs[0], refusedMark)}
+		switch o := outs[0]; {
+		case o.refused:
+			return "", &agent.Refusal{Reason: o.text}
+		case o.failed:
+			return "", errors.New(strings.TrimSuffix(o.text, "\n"))
+		default:
+			return o.text, nil
 		}
-		return outs[0], nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "ran on %d connectors (%s)\n", len(hosts), target)
 	for _, o := range outs {
 		b.WriteString("\n")
-		b.WriteString(strings.TrimPrefix(o, refusedMark))
-		if !strings.HasSuffix(o, "\n") {
+		b.WriteString(o.text)
+		if !strings.HasSuffix(o.text, "\n") {
 			b.WriteString("\n")
 		}
 	}
 	return b.String(), nil
 }
 
-// refusedMark flags a host's refusal in runOnHost's answer.
-const refusedMark = "\x00refused\x00"
+// hostOutcome is one host's part of a call: refused (by the host's
+// allow-list: it did not run), failed (lost, could not start) or ran.
+type hostOutcome struct {
+	text            string
+	refused, failed bool
+}
 
-func (r *RunCommand) runOnHost(ctx context.Context, h RemoteHost, cmd RemoteCommand, masker *vault.Masker, limit int, live agent.OutputFunc) string {
+func (r *RunCommand) runOnHost(ctx context.Context, h RemoteHost, cmd RemoteCommand, masker *vault.Masker, limit int, live agent.OutputFunc) hostOutcome {
 	buf := newCapBuffer(limit)
 	stream := &liveWriter{host: h.Name, fn: live, budget: limit}
 	mw := masker.Writer(io.MultiWriter(buf, stream))
@@ -158,11 +166,11 @@ func (r *RunCommand) runOnHost(ctx context.Context, h RemoteHost, cmd RemoteComm
 	where := "target " + h.Label()
 	switch {
 	case err != nil:
-		return fmt.Sprintf("%s: %s\n%s", where, masker.Mask(err.Error()), buf.String())
+		return hostOutcome{text: fmt.Sprintf("%s: %s\n%s", where, masker.Mask(err.Error()), buf.String()), failed: true}
 	case res.Refused != "":
-		return refusedMark + "refused by the host " + h.Label() + ": " + masker.Mask(res.Refused)
+		return hostOutcome{text: "refused by the host " + h.Label() + ": " + masker.Mask(res.Refused), refused: true}
 	case res.Error != "":
-		return fmt.Sprintf("%s: could not start the command: %s\n", where, masker.Mask(res.Error))
+		return hostOutcome{text: fmt.Sprintf("%s: could not start the command: %s\n", where, masker.Mask(res.Error)), failed: true}
 	}
 	head := fmt.Sprintf("exit code %d", res.ExitCode)
 	if res.TimedOut {
@@ -172,7 +180,7 @@ func (r *RunCommand) runOnHost(ctx context.Context, h RemoteHost, cmd RemoteComm
 	if res.Truncated {
 		out += "\n[the host stopped forwarding output at its cap]\n"
 	}
-	return fmt.Sprintf("%s (%s, %s)\n%s", head, where, res.Duration.Round(time.Millisecond), out)
+	return hostOutcome{text: fmt.Sprintf("%s (%s, %s)\n%s", head, where, res.Duration.Round(time.Millisecond), out)}
 }
 
 // remoteEnv resolves the secrets the call names, and only those: no other

@@ -139,6 +139,30 @@ func TestConnectorEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("a selector approved for some hosts does not reach others", func(t *testing.T) {
+		before := len(db1.runs())
+		sid, evs := w.runCommand(c, map[string]any{"target": "role=db", "command": "./mark drift && echo x"})
+		ar := lastOf(t, evs, "approval.required")
+		tok4, id4 := w.enroll(c, "db-3", map[string]string{"role": "db"})
+		db3 := w.runHost("db-3", tok4)
+		w.waitOnline(c, "db-3")
+		c.must(200, "POST", "/api/approvals/"+ar.Data["approval_id"].(string)+"/approve", map[string]any{})
+		out, res := toolResult(t, w.watch(c, sid, evs[len(evs)-1].ID))
+		if res["blocked"] != true || !strings.Contains(out, "changed since the approval") {
+			t.Fatalf("a host joined the selector after approval: %v", res)
+		}
+		if len(db1.runs()) != before || len(db3.runs()) != 0 {
+			t.Fatalf("ran anyway: db-1 %v, db-3 %v", db1.runs(), db3.runs())
+		}
+		// Deleting a connector drops it, and its token no longer opens the channel.
+		c.must(204, "DELETE", "/api/connectors/"+id4, nil)
+		select {
+		case <-db3.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("a deleted connector still runs:\n%s", db3.logs.String())
+		}
+	})
+
 	t.Run("timeout kills the whole process group", func(t *testing.T) {
 		_, evs := w.runCommand(c, map[string]any{"target": "db-1", "command": "./spawn", "timeout_seconds": 1})
 		out, _ := toolResult(t, evs)

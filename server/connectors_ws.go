@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/auth"
 	"github.com/opsagent/opsagent/server/connector"
 	"github.com/opsagent/opsagent/server/tools"
@@ -194,4 +196,19 @@ func (r *connectorRemote) MaxTimeout(ctx context.Context) time.Duration {
 // for masking what connectors send back.
 func (s *Server) allSecretValues(orgID, projectID string) func(ctx context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) { return s.secrets.Values(ctx, orgID, projectID) }
+}
+
+// withApprovedTarget hands the tool the target as the approval showed it
+// (the exact hosts), so a label selector that matches other hosts by the
+// time the call runs is refused instead of reaching hosts nobody approved.
+func (s *Server) withApprovedTarget(ctx context.Context, run runner.RunInfo, approvalID string) context.Context {
+	a, err := s.db.FindApproval(ctx, run.OrgID, run.ProjectID, approvalID)
+	if err != nil {
+		return ctx
+	}
+	var subj ToolCallSubject
+	if json.Unmarshal([]byte(a.Subject), &subj) != nil {
+		return ctx
+	}
+	return tools.WithApprovedTarget(ctx, subj.Target)
 }

@@ -206,13 +206,15 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 	switch d.verdict.Verdict {
 	case agent.VerdictAllow:
 	case agent.VerdictNeedApproval:
-		ok, err := g.s.consumeToolApproval(ctx, g.run, name, args)
+		id, err := g.s.consumeToolApproval(ctx, g.run, name, args)
 		if err != nil {
 			return "", fmt.Errorf("the approval could not be checked (%v); the call did not run", err)
 		}
-		if !ok {
+		if id == "" {
 			return "", errNoApproval
 		}
+		// The tool runs only where the person saw it would (connectors_ws.go).
+		ctx = g.s.withApprovedTarget(ctx, g.run, id)
 	default:
 		return "", fmt.Errorf("refused and not run: %s", d.verdict.Reason)
 	}

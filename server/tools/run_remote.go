@@ -75,6 +75,11 @@ func (r *RunCommand) renderRemote(target, command string) string {
 	if err != nil || len(hosts) == 0 {
 		return target
 	}
+	return renderHosts(target, hosts)
+}
+
+// renderHosts is how a person reads the hosts a target resolved to.
+func renderHosts(target string, hosts []RemoteHost) string {
 	labels := make([]string, len(hosts))
 	for i, h := range hosts {
 		labels[i] = h.Label()
@@ -95,6 +100,12 @@ func (r *RunCommand) runRemote(ctx context.Context, a commandArgs, target string
 	hosts, err := r.Remote.Resolve(ctx, target, a.Command)
 	if err != nil {
 		return "", &agent.Refusal{Reason: err.Error()}
+	}
+	if approved, ok := ctx.Value(approvedTargetKey{}).(string); ok {
+		if now := renderHosts(target, hosts); now != approved {
+			return "", &agent.Refusal{Reason: fmt.Sprintf("the hosts this target names changed since the approval "+
+				"(approved: %s; now: %s), so the command did not run on hosts nobody approved; ask again", approved, now)}
+		}
 	}
 	env, err := r.remoteEnv(ctx, a.Secrets)
 	if err != nil {
@@ -260,4 +271,12 @@ func (w *liveWriter) finish() {
 	if w.dropped > 0 {
 		w.fn(w.host, fmt.Sprintf("[live output capped at %d bytes; %d more bytes were not streamed]", w.budget, w.dropped), true)
 	}
+}
+
+type approvedTargetKey struct{}
+
+// WithApprovedTarget records the target as a person approved it (the
+// rendered hosts); the call then runs only if it still resolves to them.
+func WithApprovedTarget(ctx context.Context, rendered string) context.Context {
+	return context.WithValue(ctx, approvedTargetKey{}, rendered)
 }

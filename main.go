@@ -97,7 +97,11 @@ func client(name string) runFunc {
 }
 
 func connectorCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return connagent.Command(ctx, args, getenv, server.Version, stdout, stderr)
+	err := connagent.Command(ctx, args, getenv, server.Version, stdout, stderr)
+	if u := (*connagent.UsageError)(nil); errors.As(err, &u) {
+		return &cli.Error{Code: cli.ExitUsage, Err: err}
+	}
+	return err
 }
 
 func backupCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

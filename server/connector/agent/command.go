@@ -48,6 +48,12 @@ keeps it out of the process list.
 
 `
 
+// UsageError is a mistake in the command line (exit code 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
 // Command is `opsagent connector`.
 func Command(ctx context.Context, args []string, getenv func(string) string, version string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("connector", flag.ContinueOnError)
@@ -63,7 +69,10 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	workDir := fs.String("work-dir", "", "working directory of commands (default: the current directory)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &UsageError{Err: err}
 	}
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(strings.ToUpper(*logLevel)))
@@ -74,11 +83,11 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	}
 	if err := cfg.check(); err != nil {
 		fs.Usage()
-		return err
+		return &UsageError{Err: err}
 	}
 	var err error
 	if cfg.Labels, err = ParseLabels(*labels); err != nil {
-		return err
+		return &UsageError{Err: err}
 	}
 	if *allow != "" {
 		if cfg.Allow, err = connector.ReadAllowFile(*allow); err != nil {

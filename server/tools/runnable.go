@@ -35,8 +35,11 @@ func (r *RunCommand) CanRun(ctx context.Context, args json.RawMessage) error {
 			"and no approval was requested")
 	}
 	if r.Remote == nil {
-		return fmt.Errorf("no connector %q: no connector agent serves this project; this command did not run", target)
+		return fmt.Errorf("no connector %q: no connector agent serves this project; this command did not run and no "+
+			"approval was requested", target)
 	}
-	_, err := r.Remote.Resolve(ctx, target, a.Command)
-	return err
+	if _, err := r.Remote.Resolve(ctx, target, a.Command); err != nil {
+		return fmt.Errorf("%v (no approval was requested)", err)
+	}
+	return nil
 }

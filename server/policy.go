@@ -59,7 +59,8 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 		return s.secrets.Resolve(ctx, run.OrgID, run.ProjectID, names...)
 	}
 	out := []agent.Tool{
-		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets},
+		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets,
+			Remote: s.connectorRemote(run.OrgID, run.ProjectID), AllSecretValues: s.allSecretValues(run.OrgID, run.ProjectID)},
 		&tools.HTTPRequest{Egress: s.httpEgress(ctx, run.OrgID, run.ProjectID), UserAgent: "opsagent/" + Version},
 	}
 	kinds := map[string]bool{}
@@ -111,7 +112,7 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
 	}
-	if name == runCommandTool {
+	if name == runCommandName {
 		if view.Scan, err = s.scanCall(ctx, run, view.Rendered.Command); err != nil {
 			return callDecision{}, err
 		}
@@ -180,7 +181,9 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 }
 
 // gateFor is the Gate of one run: it looks the tool up in the run's tools
-// and decides with evaluateCall. A tool the policy does not know (the
+// and decides with evaluateCall; a call the rules would let run or send
+// for approval is refused when its tool has nowhere to run it
+// (tools.Runnable: an unknown or offline connector). A tool the policy does not know (the
 // runner's own, such as knowledge tools) is allowed when it declares
 // itself read-only, and otherwise still checked against the rules.
 func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
@@ -193,6 +196,11 @@ func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
 		if err != nil {
 			s.log.Error("policy: rules unreadable; call refused", "project_id", run.ProjectID, "tool", call.Name, "err", err)
 			return agent.Block("the platform could not check this call against the rules; it did not run")
+		}
+		if r, ok := t.(tools.Runnable); ok && d.verdict.Verdict != agent.VerdictBlock {
+			if err := r.CanRun(ctx, call.Arguments); err != nil { // nowhere to run it: refuse now, never page a person
+				return agent.Block(err.Error())
+			}
 		}
 		return d.verdict
 	})
@@ -225,13 +233,15 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 			note = "[policy] " + d.explain + "\n"
 		}
 	case agent.VerdictNeedApproval:
-		ok, err := g.s.consumeToolApproval(ctx, g.run, name, args)
+		id, err := g.s.consumeToolApproval(ctx, g.run, name, args)
 		if err != nil {
 			return "", fmt.Errorf("the approval could not be checked (%v); the call did not run", err)
 		}
-		if !ok {
+		if id == "" {
 			return "", errNoApproval
 		}
+		// The tool runs only where the person saw it would (connectors_ws.go).
+		ctx = g.s.withApprovedTarget(ctx, g.run, id)
 		if d.view.Scan != nil {
 			note = "[policy] ran with a person's approval; asked because: " + d.verdict.Reason + "\n"
 		}

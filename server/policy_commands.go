@@ -15,7 +15,7 @@ import (
 // decision: rules match what runs, a must_never rule blocks what cannot be
 // proven, and a project may let provably read-only lines run unattended.
 
-const runCommandTool = "run_command"
+const runCommandName = "run_command"
 
 // commandScan is a run_command line as the rules see it.
 type commandScan struct {
@@ -127,7 +127,7 @@ func (c *compiledRule) opaqueBlocks(v callView) bool {
 	if c.Kind != store.RuleMustNever || c.Effect != store.EffectBlock || c.AllowOpaque || v.Scan == nil || !v.Scan.a.IsOpaque() {
 		return false
 	}
-	return c.Tool == "" || c.Tool == "*" || c.Tool == runCommandTool
+	return c.Tool == "" || c.Tool == "*" || c.Tool == runCommandName
 }
 
 // opaqueReason is what the model reads when an opaque line is refused.

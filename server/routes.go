@@ -41,6 +41,8 @@ func (s *Server) routeTable() []*Route {
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),
+		s.connectorRoutes(),
+		s.commandRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

@@ -49,7 +49,7 @@ func compileRule(r *store.Rule) (*compiledRule, error) {
 	c := &compiledRule{Rule: *r}
 	switch r.MatchType {
 	case store.MatchCommand, store.MatchEffect:
-		if r.Tool != "" && r.Tool != "*" && r.Tool != runCommandTool {
+		if r.Tool != "" && r.Tool != "*" && r.Tool != runCommandName {
 			return nil, invalid("match_type "+r.MatchType+" looks at parsed shell commands: the tool is run_command (or empty)", "value_error", "body", "tool")
 		}
 		if r.Effect == store.EffectAllow {

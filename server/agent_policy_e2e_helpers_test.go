@@ -110,9 +110,7 @@ func (e *e2e) toolResultsSent(t *testing.T, i int) []llmfake.Message {
 	return reqs[i].ToolResults()
 }
 
-// Commands run in a per-session directory under e.work that is wiped when
-// the turn ends, so what the tests count is written beside it.
-const echoHello = `echo hello >> ../hello.log && cat ../hello.log`
+const echoHello = `echo hello >> hello.log && cat hello.log`
 
 // blockedTwice checks a turn where the model called run_command twice and
 // the rule refused both: two blocked results that name the rule, a model

@@ -42,6 +42,8 @@ type Config struct {
 	// AgentTurnsPerMinute bounds chat turns and resumes per caller (0: the default, 20).
 	AgentTurnsPerMinute int
 	ShutdownTimeout     time.Duration
+	// ConnectorHeartbeat is how often connectors ping; silent for 2.5 times it, one is lost.
+	ConnectorHeartbeat time.Duration
 }
 
 // DefaultWebhookMaxBody is the webhook delivery limit when none is set.
@@ -75,8 +77,9 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "request body limit in bytes of API routes that set none of their own (webhook deliveries: --webhook-max-body-bytes)")
 	fs.Int64Var(&c.WebhookMaxBodyBytes, "webhook-max-body-bytes", DefaultWebhookMaxBody, "largest inbound webhook delivery in bytes (413 above)")
 	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
-	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in a per-session directory under DATA_DIR/work wiped after each turn")
+	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
+	fs.DurationVar(&c.ConnectorHeartbeat, "connector-heartbeat", 10*time.Second, "how often connectors ping; one silent for 2.5 times this is lost and its commands end")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })
 }

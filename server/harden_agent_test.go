@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
 
@@ -84,11 +86,6 @@ func TestSecretReadBackByAnotherCallIsMasked(t *testing.T) {
 	if id2 == "" {
 		t.Fatalf("the second call did not wait for approval: %v", types(more))
 	}
-	// The session has a work directory of its own, kept while it waits.
-	sessionDir := filepath.Join(e.work, sid)
-	if _, err := os.Stat(filepath.Join(sessionDir, "token.txt")); err != nil {
-		t.Fatalf("the first call's file is not in the session's work directory: %v", err)
-	}
 	last = more[len(more)-1].ID
 	e.c.must(200, "POST", "/api/approvals/"+id2+"/approve", map[string]any{})
 	more = e.watch(t, sid, last)
@@ -96,10 +93,6 @@ func TestSecretReadBackByAnotherCallIsMasked(t *testing.T) {
 	out, _ := res.Data["output"].(string)
 	if res.Data["is_error"] != false || !strings.Contains(out, "org: ") {
 		t.Fatalf("the read-back call: %v", res.Data)
-	}
-	// Once the turn is over the directory is wiped: secrets do not pile up on disk.
-	if _, err := os.Stat(sessionDir); !os.IsNotExist(err) {
-		t.Fatalf("the session's work directory outlived its turn: %v", err)
 	}
 	places := map[string]string{
 		"tool.result": out,
@@ -117,5 +110,24 @@ func TestSecretReadBackByAnotherCallIsMasked(t *testing.T) {
 				t.Errorf("a secret's value appears in the %s", where)
 			}
 		}
+	}
+	// The project's work directory is wiped once its agent has been idle
+	// for an hour: secrets written to disk do not pile up.
+	if _, err := os.Stat(filepath.Join(e.work, "token.txt")); err != nil {
+		t.Fatalf("the work directory is gone while the session is fresh: %v", err)
+	}
+	if err := e.env.Srv.RunPurgeExpired(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.work); err != nil {
+		t.Fatalf("the cleanup job wiped a busy project's work directory: %v", err)
+	}
+	e.env.UseClock()
+	e.env.Advance(server.WorkDirIdle + time.Minute)
+	if err := e.env.Srv.RunPurgeExpired(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.work); !os.IsNotExist(err) {
+		t.Fatalf("an idle project's work directory outlived the cleanup job: %v", err)
 	}
 }

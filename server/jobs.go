@@ -20,11 +20,14 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 }
 
 // purgeExpired is the cleanup job: expired token blocklist entries, mailed
-// tokens, second-factor (WebAuthn) challenges, device grants and old login
-// sessions.
+// tokens, second-factor (WebAuthn) challenges, device grants, old login
+// sessions, and the work directories of idle projects.
 func (s *Server) purgeExpired(ctx context.Context) error {
 	s.revoked.sweep(s.Now())
-	return s.db.PurgeExpired(ctx)
+	if err := s.db.PurgeExpired(ctx); err != nil {
+		return err
+	}
+	return s.sweepWorkDirs(ctx)
 }
 
 // RunPurgeExpired runs the cleanup job once (tests and the CLI use it).

@@ -26,7 +26,7 @@ func TestToolApprovalRunsOnceWithExactArgumentsNeverAfterDenialOrExpiry(t *testi
 	f.env.UseClock()
 	f.run.SessionID = store.NewID()
 	f.run.UserID = ""
-	log := filepath.Join(f.work, f.run.SessionID, "restarts.log") // the session's own work directory
+	log := filepath.Join(f.work, "restarts.log")
 	cmd := `{"command":"echo restart >> restarts.log","target":"server"}`
 
 	_, cfg := f.config(t, llmfake.ToolCall("run_command", cmd), llmfake.Text("restarted"), llmfake.Text("again"))

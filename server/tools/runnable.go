@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -15,33 +16,30 @@ type Runnable interface {
 }
 
 // CanRun reports whether run_command has somewhere to run this call: the
-// server host when the operator allows local commands, or a connector
-// connected under the target's name. Arguments that do not parse are left
-// to the gate's own argument check.
+// server host when the operator allows local commands, or the connected
+// connectors the target names (by name or label selector) whose
+// server-side allow-list admits the command. Arguments that do not parse
+// are left to the gate's own argument check.
 func (r *RunCommand) CanRun(ctx context.Context, args json.RawMessage) error {
 	var a commandArgs
 	if err := decode(args, &a); err != nil {
 		return nil
 	}
-	return r.targetReady(ctx, targetOf(a))
-}
-
-// targetReady is the "can this target run commands now" check.
-func (r *RunCommand) targetReady(ctx context.Context, target string) error {
+	target := targetOf(a)
 	if target == TargetServer {
 		if r.AllowLocal {
 			return nil
 		}
-		if r.Connected != nil && r.Connected(ctx, target) {
-			return nil
-		}
-		return fmt.Errorf("target %q cannot run commands: running commands on the server host is turned off (the operator "+
-			"can enable it with OPSAGENT_ALLOW_LOCAL_COMMANDS) and no connector agent is connected; this command did not run "+
-			"and no approval was requested", target)
+		return errors.New("running commands on the server host is turned off (the operator can enable it with " +
+			"OPSAGENT_ALLOW_LOCAL_COMMANDS); name a connector or a label selector as the target. This command did not run " +
+			"and no approval was requested")
 	}
-	if r.Connected != nil && r.Connected(ctx, target) {
-		return nil
+	if r.Remote == nil {
+		return fmt.Errorf("no connector %q: no connector agent serves this project; this command did not run and no "+
+			"approval was requested", target)
 	}
-	return fmt.Errorf("no connector %q: no connector agent of that name is connected to this project, so this command "+
-		"did not run and no approval was requested (target %q: %s)", target, TargetServer, r.localState())
+	if _, err := r.Remote.Resolve(ctx, target, a.Command); err != nil {
+		return fmt.Errorf("%v (no approval was requested)", err)
+	}
+	return nil
 }

@@ -77,7 +77,6 @@ func (r *Runner) save(ctx context.Context, spec turnSpec, lr *liveRun, res turnR
 	if err != nil {
 		r.log.Error("agent: turn outcome not saved", "session_id", spec.info.SessionID, "err", err)
 	}
-	r.turnEnded(spec.info, res.pending != nil)
 	sess, _ := r.d.DB.FindProjectSession(wctx, spec.info.OrgID, spec.info.ProjectID, spec.info.SessionID)
 	if sess != nil {
 		status = sess.Status

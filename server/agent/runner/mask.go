@@ -55,16 +55,3 @@ func (r *Runner) masked(info RunInfo, tools []agent.Tool) []agent.Tool {
 	}
 	return out
 }
-
-// TurnEnder is a Policy that cleans up after a run: TurnEnded is called
-// when a chat turn or a task run ends, with waiting true when it stopped
-// for an approval (the run goes on once it is decided).
-type TurnEnder interface {
-	TurnEnded(run RunInfo, waiting bool)
-}
-
-func (r *Runner) turnEnded(info RunInfo, waiting bool) {
-	if te, ok := r.d.Policy.(TurnEnder); ok {
-		te.TurnEnded(info, waiting)
-	}
-}

@@ -39,7 +39,6 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 		<-persisted
 		close(lr.finished)
 		r.unregister(run.SessionID, lr)
-		r.turnEnded(info, false)
 	}()
 
 	// run.Prompt already carries a webhook's event, fenced as data (scheduler.RenderPrompt).

@@ -8,7 +8,7 @@ import (
 )
 
 // attempter makes exactly one request; retrying decides whether to make
-// another. The SDKs' own retries are switched off so attempts never multiply.
+// another, so attempts never multiply.
 type attempter interface {
 	attempt(ctx context.Context, req Request, onDelta func(Delta)) (Response, error)
 }

@@ -99,7 +99,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	if *printConfig {
-		cfg.Print(stdout)
+		signup := "open"
+		if n, err := store.PeekUserCount(ctx, cfg.Path("opsagent.db")); err == nil && n > 0 {
+			signup = "invite"
+		}
+		cfg.Print(stdout, fs, signup)
 		return nil
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)

@@ -73,6 +73,10 @@ type Server struct {
 		// bootstrapTask, when installed by the tasks feature, creates onboarding's first task from a template.
 		bootstrapTask BootstrapTaskFunc
 	}
+	// metrics is the Prometheus registry (/metrics) the pipeline and engines feed.
+	metrics *metrics
+	// ready caches /readyz and owns its database write probe.
+	ready readiness
 	// auditLog is the batched, hash-chaining audit writer (installTenancy).
 	auditLog *auditWriter
 	// Now is the server's clock; tests move it to cross time windows.
@@ -150,6 +154,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.metrics = newMetrics()
+	s.metrics.reg.MustRegister(stateCollector{s})
 	s.knowledge = knowledge.New(d.DB, d.RAG)
 	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
 	s.stopping, s.stopStreams = context.WithCancel(context.Background())

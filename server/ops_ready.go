@@ -42,12 +42,12 @@ const readyCacheFor = time.Second
 const dbProbeWait = 2 * time.Second
 
 type readiness struct {
-	mu      sync.Mutex
-	at      time.Time
-	last    ReadyOut
-	probing chan struct{} // closed when the running write probe ends; nil when none runs
+	mu       sync.Mutex
+	at       time.Time
+	last     ReadyOut
+	probing  chan struct{} // closed when the running write probe ends; nil when none runs
 	probeErr error
-	probeAt time.Time
+	probeAt  time.Time
 }
 
 func (s *Server) readyz(ctx context.Context) ReadyOut {

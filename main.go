@@ -44,6 +44,7 @@ Usage:
   opsagent backup --data-dir D --out FILE    archive a (running) server's data directory
   opsagent restore --in FILE --data-dir NEW  restore an archive into a new, empty directory
   opsagent vault rotate      re-encrypt every vault ciphertext under a new key (safe while serving)
+  opsagent doctor [flags]    check config, data dir, disk, database, vault, LLM, SMTP, base URL, clock
   opsagent version           print the version
 `
 
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return backup.RestoreCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "vault":
 		return secrets.RotateCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "doctor":
+		return doctor(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "opsagent", server.Version)
 		return nil

@@ -17,7 +17,7 @@ var byteUnits = []struct {
 	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
 }
 
-func (b *ByteSize) String() string { return formatBytes(uint64(*b)) }
+func (b *ByteSize) String() string { return FormatBytes(uint64(*b)) }
 
 // Set parses a size; the unit is case-insensitive and optional (bytes).
 func (b *ByteSize) Set(v string) error {

@@ -32,7 +32,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	main, wal := s.db.FileSizes()
 	ch <- prometheus.MustNewConstMetric(descDBSize, prometheus.GaugeValue, float64(main))
 	ch <- prometheus.MustNewConstMetric(descWALSize, prometheus.GaugeValue, float64(wal))
-	if free, err := diskFree(s.cfg.DataDir); err == nil {
+	if free, err := DiskFree(s.cfg.DataDir); err == nil {
 		ch <- prometheus.MustNewConstMetric(descDiskFree, prometheus.GaugeValue, float64(free))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -4,6 +4,7 @@ package server
 
 import "errors"
 
-func diskFree(string) (uint64, error) {
+// DiskFree is not measured on this platform.
+func DiskFree(string) (uint64, error) {
 	return 0, errors.New("free space is not measured on this platform")
 }

@@ -4,8 +4,9 @@ package server
 
 import "syscall"
 
-// diskFree is the space an unprivileged writer may still use under dir.
-func diskFree(dir string) (uint64, error) {
+// DiskFree is the space an unprivileged writer may still use under dir
+// (readiness, metrics and doctor read it).
+func DiskFree(dir string) (uint64, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, err

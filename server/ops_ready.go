@@ -101,13 +101,13 @@ func (s *Server) checkDB(ctx context.Context) CheckOut {
 
 func (s *Server) checkDisk() CheckOut {
 	c := CheckOut{Name: "disk"}
-	free, err := diskFree(s.cfg.DataDir)
+	free, err := DiskFree(s.cfg.DataDir)
 	if err != nil {
 		c.Detail = "free space unknown: " + err.Error()
 		return c
 	}
 	c.OK = free >= uint64(s.cfg.DiskMinFree)
-	c.Detail = fmt.Sprintf("%s free in the data directory, minimum %s", formatBytes(free), formatBytes(uint64(s.cfg.DiskMinFree)))
+	c.Detail = fmt.Sprintf("%s free in the data directory, minimum %s", FormatBytes(free), FormatBytes(uint64(s.cfg.DiskMinFree)))
 	return c
 }
 
@@ -157,8 +157,8 @@ func (s *Server) checkVault() CheckOut {
 	return c
 }
 
-// formatBytes prints a size in binary units, as df -h does.
-func formatBytes(n uint64) string {
+// FormatBytes prints a size in binary units, as df -h does.
+func FormatBytes(n uint64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -39,6 +39,12 @@ type Config struct {
 	ShutdownTimeout    time.Duration
 	// DiskMinFree is the free space in the data directory below which /readyz fails.
 	DiskMinFree ByteSize
+	// Retention defaults in days (0 keeps forever); orgs may override the
+	// first three (PUT /api/organizations/{org_id}/retention).
+	RetentionTranscriptsDays int
+	RetentionSessionsDays    int
+	RetentionAuditDays       int
+	RetentionOutboxDays      int
 	// MetricsToken, when set, is the bearer token /metrics requires (then it
 	// answers any address); unset, /metrics answers loopback only.
 	MetricsToken string
@@ -74,6 +80,10 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
 	c.DiskMinFree = 512 << 20
 	fs.Var(&c.DiskMinFree, "disk-min-free", "free space in the data directory below which /readyz fails (e.g. 512MiB, 2GB)")
+	fs.IntVar(&c.RetentionTranscriptsDays, "retention-transcripts-days", 90, "default days a finished session keeps its transcript (0: forever; orgs may override)")
+	fs.IntVar(&c.RetentionSessionsDays, "retention-sessions-days", 365, "default days a finished session is kept (0: forever; orgs may override)")
+	fs.IntVar(&c.RetentionAuditDays, "retention-audit-days", 365, "default days audit events stay in the database before moving to DATA_DIR/audit-archive (0: forever; orgs may override)")
+	fs.IntVar(&c.RetentionOutboxDays, "retention-outbox-days", 30, "days mail files stay in DATA_DIR/outbox (0: forever)")
 	str(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires; unset serves /metrics to loopback only")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })
@@ -140,6 +150,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseLLMPrices(c.LLMPrices); err != nil {
 		errs = append(errs, err)
+	}
+	for name, v := range map[string]int{"retention-transcripts-days": c.RetentionTranscriptsDays, "retention-sessions-days": c.RetentionSessionsDays,
+		"retention-audit-days": c.RetentionAuditDays, "retention-outbox-days": c.RetentionOutboxDays} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s must be 0 (forever) or a number of days", name))
+		}
 	}
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("max-body-bytes must be positive"))

@@ -18,6 +18,7 @@ func (s *Server) routeTable() []*Route {
 		s.taskRoutes(),
 		s.authOrgRoutes(),
 		s.orgRoutes(),
+		s.retentionRoutes(),
 		s.memberRoutes(),
 		s.invitationRoutes(),
 		s.projectRoutes(),

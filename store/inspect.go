@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// Inspection opens the database read-only and never migrates or writes:
+// Inspection reads the database (query_only: a read-only open could not use
+// the WAL index of a database a server has open) and never migrates or writes:
 // `opsagent doctor` and `--print-config` look at a data directory that a
 // running server may own.
 
@@ -32,7 +33,7 @@ func Inspect(ctx context.Context, path string) (Inspection, error) {
 		return in, err
 	}
 	in.Exists = true
-	conn, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	conn, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return in, err
 	}

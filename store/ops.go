@@ -46,7 +46,7 @@ func PeekUserCount(ctx context.Context, path string) (int, error) {
 		}
 		return 0, err
 	}
-	conn, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(2000)")
+	conn, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return 0, err
 	}

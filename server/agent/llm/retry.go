@@ -91,3 +91,6 @@ func (r *retrying) backoff(attempt int, retryAfter time.Duration) time.Duration 
 	}
 	return min(d, r.policy.MaxDelay)
 }
+
+// Name is the provider's name ("openai" or "anthropic"), for metrics labels.
+func (r *retrying) Name() string { return r.name }

@@ -45,6 +45,9 @@ type Config struct {
 	RetentionSessionsDays    int
 	RetentionAuditDays       int
 	RetentionOutboxDays      int
+	// DisableHTTPMetrics stops recording per-route request counters and
+	// latency histograms (the engines' metrics stay).
+	DisableHTTPMetrics bool
 	// MetricsToken, when set, is the bearer token /metrics requires (then it
 	// answers any address); unset, /metrics answers loopback only.
 	MetricsToken string
@@ -84,6 +87,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.RetentionSessionsDays, "retention-sessions-days", 365, "default days a finished session is kept (0: forever; orgs may override)")
 	fs.IntVar(&c.RetentionAuditDays, "retention-audit-days", 365, "default days audit events stay in the database before moving to DATA_DIR/audit-archive (0: forever; orgs may override)")
 	fs.IntVar(&c.RetentionOutboxDays, "retention-outbox-days", 30, "days mail files stay in DATA_DIR/outbox (0: forever)")
+	fs.BoolVar(&c.DisableHTTPMetrics, "disable-http-metrics", false, "do not record per-route request counts and latency histograms (the engines' metrics stay)")
 	str(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires; unset serves /metrics to loopback only")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })

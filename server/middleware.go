@@ -74,6 +74,9 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 // resolution: the guards live here once, not in each handler.
 func (s *Server) wrap(rt *Route) http.Handler {
 	obs := s.metrics.forRoute(rt)
+	if s.cfg.DisableHTTPMetrics {
+		obs = nil
+	}
 	logLevel := slog.LevelInfo
 	if slices.Contains(rt.Tags, opsTag) {
 		logLevel = slog.LevelDebug // probes and scrapes every few seconds would drown the log
@@ -89,7 +92,9 @@ func (s *Server) wrap(rt *Route) http.Handler {
 		ctx := context.WithValue(r.Context(), requestIDKey, rid)
 		ctx = context.WithValue(ctx, loggerKey, logger)
 		if isStream(r) {
-			defer obs.streamOpened()()
+			if obs != nil {
+				defer obs.streamOpened()()
+			}
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			defer cancel()
@@ -106,7 +111,9 @@ func (s *Server) wrap(rt *Route) http.Handler {
 				writeError(rec, r, fmt.Errorf("panic: %v", p))
 			}
 			took := time.Since(start)
-			obs.observe(rec.status, took)
+			if obs != nil {
+				obs.observe(rec.status, took)
+			}
 			if !logger.Enabled(ctx, logLevel) {
 				return
 			}

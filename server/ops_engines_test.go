@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,11 +53,36 @@ func TestEngineMetricsMove(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	checkOpsDocsUseRealMetrics(t, text)
 	if t.Failed() {
 		for _, l := range strings.Split(text, "\n") {
 			if strings.HasPrefix(l, "opsagent_agent") || strings.HasPrefix(l, "opsagent_llm") || strings.HasPrefix(l, "opsagent_webhook_events") {
 				t.Log(l)
 			}
+		}
+	}
+}
+
+// The shipped dashboard and alert rules only name metrics the server
+// exports, and the rules pass promtool where it is installed.
+func checkOpsDocsUseRealMetrics(t *testing.T, scraped string) {
+	t.Helper()
+	name := regexp.MustCompile(`opsagent_[a-z_]+`)
+	for _, f := range []string{"../deploy/grafana/opsagent-dashboard.json", "../deploy/prometheus/alerts.yml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range name.FindAllString(string(b), -1) {
+			base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
+			if !strings.Contains(scraped, "# TYPE "+base+" ") {
+				t.Errorf("%s uses %s, which /metrics does not export", f, n)
+			}
+		}
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		if out, err := exec.Command(promtool, "check", "rules", "../deploy/prometheus/alerts.yml").CombinedOutput(); err != nil {
+			t.Errorf("promtool check rules: %v\n%s", err, out)
 		}
 	}
 }

@@ -19,10 +19,16 @@ var (
 	descApprovals = prometheus.NewDesc("opsagent_approvals_pending", "Approvals waiting for a decision (all orgs).", nil, nil)
 	descReady     = prometheus.NewDesc("opsagent_ready", "1 when the readiness check passes, by check (database, disk, rag_index, scheduler, vault).", []string{"check"}, nil)
 	descDiskFree  = prometheus.NewDesc("opsagent_data_dir_free_bytes", "Free space an unprivileged writer has in the data directory.", nil, nil)
+	descConnected = prometheus.NewDesc("opsagent_connectors_connected", "Connectors holding a live connection to this server.", nil, nil)
 )
 
+// SetConnectorCounter lets the connector feature report how many
+// connectors are connected; /metrics exports opsagent_connectors_connected
+// once it is set (and not before: no feature, no series).
+func (s *Server) SetConnectorCounter(count func() int) { s.connectorCount.Store(&count) }
+
 func (stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDBSize, descWALSize, descApprovals, descReady, descDiskFree} {
+	for _, d := range []*prometheus.Desc{descDBSize, descWALSize, descApprovals, descReady, descDiskFree, descConnected} {
 		ch <- d
 	}
 }
@@ -34,6 +40,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descWALSize, prometheus.GaugeValue, float64(wal))
 	if free, err := DiskFree(s.cfg.DataDir); err == nil {
 		ch <- prometheus.MustNewConstMetric(descDiskFree, prometheus.GaugeValue, float64(free))
+	}
+	if count := s.connectorCount.Load(); count != nil {
+		ch <- prometheus.MustNewConstMetric(descConnected, prometheus.GaugeValue, float64((*count)()))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/rag"
@@ -59,6 +60,8 @@ type Server struct {
 	metrics *metrics
 	// ready caches /readyz and owns its database write probe.
 	ready readiness
+	// connectorCount, set by the connector feature, feeds opsagent_connectors_connected.
+	connectorCount atomic.Pointer[func() int]
 	// auditLog is the batched, hash-chaining audit writer.
 	auditLog *audit.Writer
 	// Now is the server's clock; tests move it to cross time windows.

@@ -176,6 +176,10 @@ func (d *doctorRun) checkDatabase(ctx context.Context) {
 	default:
 		d.ok("migrations", "schema is current")
 	}
+	if !in.IncrementalVacuum {
+		d.warn("database", "created before incremental vacuum: retention's deletes do not shrink the file",
+			"once, with opsagent stopped: sqlite3 "+d.cfg.Path("opsagent.db")+" 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;'")
+	}
 }
 
 func (d *doctorRun) checkVault() {

@@ -21,6 +21,9 @@ type Inspection struct {
 	Integrity string   // "ok" or SQLite's first complaint (PRAGMA quick_check)
 	Pending   []string // migrations this binary would apply on start
 	Unknown   []string // migrations applied by a newer binary: this one refuses to start
+	// IncrementalVacuum: retention's deletes give pages back to the file
+	// system (auto_vacuum=INCREMENTAL, the default for new databases).
+	IncrementalVacuum bool
 }
 
 // Inspect reads the database at path read-only.
@@ -53,6 +56,10 @@ func Inspect(ctx context.Context, path string) (Inspection, error) {
 	in.Integrity = "ok"
 	if len(problems) > 0 {
 		in.Integrity = strings.Join(problems, "; ")
+	}
+	var autoVacuum int
+	if conn.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&autoVacuum) == nil {
+		in.IncrementalVacuum = autoVacuum == 2
 	}
 	applied := map[string]bool{}
 	mrows, err := conn.QueryContext(ctx, `SELECT name FROM schema_migrations`)

@@ -51,6 +51,8 @@ type Config struct {
 	// MetricsToken, when set, is the bearer token /metrics requires (then it
 	// answers any address); unset, /metrics answers loopback only.
 	MetricsToken string
+	// ConnectorHeartbeat is how often connectors ping; silent for 2.5 times it, one is lost.
+	ConnectorHeartbeat time.Duration
 }
 
 // EnvName is the OPSAGENT_ twin of a flag: --data-dir is OPSAGENT_DATA_DIR.
@@ -89,6 +91,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.RetentionOutboxDays, "retention-outbox-days", 30, "days mail files stay in DATA_DIR/outbox (0: forever)")
 	fs.BoolVar(&c.DisableHTTPMetrics, "disable-http-metrics", false, "do not record per-route request counts and latency histograms (the engines' metrics stay)")
 	str(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires; unset serves /metrics to loopback only")
+	fs.DurationVar(&c.ConnectorHeartbeat, "connector-heartbeat", 10*time.Second, "how often connectors ping; one silent for 2.5 times this is lost and its commands end")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })
 }

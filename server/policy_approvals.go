@@ -38,6 +38,11 @@ type ToolCallSubject struct {
 	Arguments  json.RawMessage `json:"arguments"`
 	ArgsSHA256 string          `json:"args_sha256"`
 	RuleIDs    []string        `json:"rule_ids"`
+	// For run_command: what the line was parsed as, its effect categories
+	// and the parts that could not be proven.
+	Parsed  string   `json:"parsed,omitempty"`
+	Effects []string `json:"effects,omitempty"`
+	Opaque  []string `json:"opaque,omitempty"`
 }
 
 // callHash binds a tool name to its exact arguments, in canonical form.
@@ -92,6 +97,9 @@ func (s *Server) openToolApproval(ctx context.Context, run runner.RunInfo, p *ag
 	if subj.RuleIDs == nil {
 		subj.RuleIDs = []string{}
 	}
+	if sc := d.view.Scan; sc != nil {
+		subj.Parsed, subj.Effects, subj.Opaque = sc.a.Summary(), sc.effectNames(), sc.opaqueReasons()
+	}
 	b, err := json.Marshal(subj)
 	if err != nil {
 		return "", err
@@ -144,21 +152,22 @@ func (s *Server) approveToolCall(ctx context.Context, _ *store.Tx, a *store.Appr
 }
 
 // consumeToolApproval is guardedTool's proof of approval: single use,
-// byte-identical arguments, same session, decided recently.
-func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, tool string, args json.RawMessage) (bool, error) {
+// byte-identical arguments, same session, decided recently. It returns the
+// approval's id, "" when there is none.
+func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, tool string, args json.RawMessage) (string, error) {
 	id, err := s.db.ConsumeToolApproval(ctx, run.OrgID, run.ProjectID, run.SessionID, callHash(tool, args), s.Now().Add(-toolApprovalUseWindow))
 	if err != nil || id == "" {
-		return false, err
+		return "", err
 	}
 	s.audit(ctx, AuditEvent{Action: "approval.executed", Outcome: "success", OrgID: run.OrgID, ProjectID: run.ProjectID,
 		TargetType: "approval", TargetID: id, Detail: map[string]any{"tool": tool, "session_id": run.SessionID}})
-	return true, nil
+	return id, nil
 }
 
 // toolCallDecided continues the waiting session with the decision.
 func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
-	if a.Kind != store.ApprovalToolCall {
-		return
+	if a.Kind != store.ApprovalToolCall || a.SessionID == "" {
+		return // no session waits on a call made through POST /api/commands
 	}
 	var subj ToolCallSubject
 	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {

@@ -39,9 +39,12 @@ func (s *Server) routeTable() []*Route {
 		s.usageRoutes(),
 		s.dashboardRoutes(),
 		s.ruleRoutes(),
+		s.commandPolicyRoutes(),
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),
+		s.connectorRoutes(),
+		s.commandRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

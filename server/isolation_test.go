@@ -68,6 +68,10 @@ var isolationProbes = map[string]probe{
 		return one("POST", "/api/organizations/"+x.org+"/invitations", map[string]any{"email": "mole@example.com", "role": "owner"})
 	},
 	"GET /api/organizations/{org_id}/invitations": func(o own, x ids) []probeReq { return one("GET", "/api/organizations/"+x.org+"/invitations", nil) },
+	"GET /api/organizations/{org_id}/retention":   func(o own, x ids) []probeReq { return one("GET", "/api/organizations/"+x.org+"/retention", nil) },
+	"PUT /api/organizations/{org_id}/retention": func(o own, x ids) []probeReq {
+		return one("PUT", "/api/organizations/"+x.org+"/retention", map[string]any{"audit_days": 1})
+	},
 	"DELETE /api/organizations/{org_id}/invitations/{invitation_id}": func(o own, x ids) []probeReq {
 		return []probeReq{{method: "DELETE", path: "/api/organizations/" + x.org + "/invitations/" + x.invitation},
 			{method: "DELETE", path: "/api/organizations/" + o.org + "/invitations/" + x.invitation}}

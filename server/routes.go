@@ -8,6 +8,7 @@ func (s *Server) routeTable() []*Route {
 	var rs []*Route
 	for _, group := range [][]*Route{
 		s.metaRoutes(),
+		s.opsRoutes(),
 		s.authRoutes(),
 		s.meRoutes(),
 		s.preferenceRoutes(),
@@ -17,6 +18,7 @@ func (s *Server) routeTable() []*Route {
 		s.taskRoutes(),
 		s.authOrgRoutes(),
 		s.orgRoutes(),
+		s.retentionRoutes(),
 		s.memberRoutes(),
 		s.invitationRoutes(),
 		s.projectRoutes(),

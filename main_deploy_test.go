@@ -54,7 +54,7 @@ func TestDockerImageBuilds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	tag := "opsagent-test:" + time.Now().Format("20060102150405")
-	if out, err := exec.CommandContext(ctx, docker, "build", "-t", tag, ".").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, docker, "build", "-f", "deploy/Dockerfile", "-t", tag, ".").CombinedOutput(); err != nil {
 		t.Fatalf("docker build: %v\n%s", err, out)
 	}
 	defer exec.Command(docker, "rmi", "-f", tag).Run()

@@ -7,7 +7,7 @@ import (
 )
 
 // The README's first-hour recipe runs verbatim, twice, against a fresh
-// server built from this tree (scripts/first-hour.sh, bash + curl + jq).
+// server built from this tree (.ci/first-hour.sh, bash + curl + jq).
 func TestFirstHourRecipe(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -17,7 +17,7 @@ func TestFirstHourRecipe(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	out, err := exec.Command("bash", "scripts/first-hour.sh").CombinedOutput()
+	out, err := exec.Command("bash", ".ci/first-hour.sh").CombinedOutput()
 	if err != nil {
 		t.Fatalf("first-hour recipe: %v\n%s", err, out)
 	}

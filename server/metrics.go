@@ -14,7 +14,7 @@ import (
 // metrics is the server's Prometheus registry and the instruments the
 // request pipeline and the engines (through server/telemetry) feed. Names
 // follow Prometheus conventions: opsagent_ prefix, base units, _total for
-// counters. docs/ops/grafana-dashboard.json and alerts.yml read them.
+// counters. deploy/grafana and deploy/prometheus read them.
 type metrics struct {
 	reg *prometheus.Registry
 

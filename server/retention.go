@@ -14,7 +14,7 @@ import (
 // Retention: what each org keeps, and the job that removes the rest in
 // small batches (each its own short transaction, so requests keep writing
 // between them), then hands the freed pages back with incremental vacuum.
-// Defaults are flags (docs/operations.md); an org may override each.
+// Defaults are flags (deploy/README.md); an org may override each.
 
 // retentionBatch bounds the rows one transaction deletes.
 const retentionBatch = 500

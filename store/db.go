@@ -68,7 +68,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// A new database frees pages incrementally (retention runs
 	// PRAGMA incremental_vacuum after deleting); on an existing one this
-	// changes nothing until a one-off VACUUM (docs/operations.md).
+	// changes nothing until a one-off VACUUM (deploy/README.md).
 	q.Add("_pragma", "auto_vacuum(INCREMENTAL)")
 	q.Set("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()

@@ -127,7 +127,7 @@ func (db *DB) PurgeSessions(ctx context.Context, orgID string, cutoff time.Time,
 
 // IncrementalVacuum returns up to pages free pages to the file system. It
 // does nothing on a database created before auto_vacuum was incremental
-// (docs/operations.md says how to convert one).
+// (deploy/README.md says how to convert one).
 func (db *DB) IncrementalVacuum(ctx context.Context, pages int) error {
 	_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pages))
 	return err

@@ -2,7 +2,7 @@
 # What the HTTP metrics middleware costs: the same binary twice on loopback,
 # default settings (A) against --disable-http-metrics (B), wrk on the
 # authenticated GET /api/auth/me, rounds alternated in the same run.
-#   scripts/bench-metrics.sh [rounds] [seconds]     (defaults 3 and 10)
+#   .ci/bench-metrics.sh [rounds] [seconds]     (defaults 3 and 10)
 # Needs wrk, curl and jq. Prints, per round, throughput and the server's CPU
 # time per request (from /proc/PID/stat, so other load on a shared machine
 # disturbs it far less than throughput), and the means.

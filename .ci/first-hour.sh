@@ -2,7 +2,7 @@
 # Runs the README's "first hour" recipe verbatim, twice, against a fresh
 # server, and checks what a new user would see: a token, the project id
 # sent as X-Project-ID, a task, and the webhook URL with its note.
-#   scripts/first-hour.sh [path/to/opsagent]   (builds the binary when not given)
+#   .ci/first-hour.sh [path/to/opsagent]   (builds the binary when not given)
 # Needs bash, curl and jq (.ci/run installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,7 @@
-package main
+// Package doctor is `opsagent doctor`: it looks at a configuration and its data directory the way
+// `serve` would, without writing anything, and names every fault with its
+// fix. It exits 1 when any check fails (warnings alone exit 0).
+package doctor
 
 import (
 	"context"
@@ -15,10 +18,6 @@ import (
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
-
-// `opsagent doctor` looks at a configuration and its data directory the way
-// `serve` would, without writing anything, and names every fault with its
-// fix. It exits 1 when any check fails (warnings alone exit 0).
 
 const doctorUsage = `Usage: opsagent doctor [serve flags] [--offline]
 
@@ -55,7 +54,7 @@ func (d *doctorRun) ok(check, msg string)        { d.report("ok", check, msg, ""
 func (d *doctorRun) warn(check, msg, fix string) { d.report("warn", check, msg, fix) }
 func (d *doctorRun) fail(check, msg, fix string) { d.report("FAIL", check, msg, fix) }
 
-func doctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func Command(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, doctorUsage); fs.PrintDefaults() }
@@ -146,7 +145,7 @@ func (d *doctorRun) checkDisk() {
 		d.warn("disk", "free space unknown: "+err.Error(), "")
 	case free < uint64(d.cfg.DiskMinFree):
 		d.fail("disk", fmt.Sprintf("%s free, below the %s minimum: /readyz fails and writes may stop", server.FormatBytes(free), server.FormatBytes(uint64(d.cfg.DiskMinFree))),
-			"free space on the volume, shorten retention (docs/operations.md), or lower --disk-min-free")
+			"free space on the volume, shorten retention (deploy/README.md), or lower --disk-min-free")
 	default:
 		d.ok("disk", server.FormatBytes(free)+" free")
 	}

@@ -1,0 +1,123 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/opsagent/opsagent/server"
+)
+
+// consoleEnv is a server reached by the browser at http://localhost:PORT:
+// WebAuthn refuses IP addresses as relying-party ids, so a loopback
+// reverse proxy (what a deployment's load balancer is) listens on a port
+// chosen before the server is configured with it as its base URL.
+func consoleEnv(t *testing.T, opts ...func(*server.Config)) (*testEnv, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	base := "http://localhost:" + port
+	env := newEnv(t, append(opts, func(c *server.Config) { c.BaseURL = base })...)
+	target, _ := url.Parse(env.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1
+	hs := &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return env, base
+}
+
+// axeSource is axe-core, vendored by web/vendor.sh for the tests only.
+func axeSource(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "web", "testdata", "axe.min.js"))
+	if err != nil {
+		t.Fatalf("axe-core missing (run web/vendor.sh): %v", err)
+	}
+	return string(b)
+}
+
+// checkA11y runs axe-core inside the page and fails on any serious or
+// critical violation, naming the rule and the offending elements.
+func checkA11y(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	have, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof window.axe === 'object'`))
+	if !have {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](axeSource(t)+";0")); err != nil {
+			t.Fatalf("inject axe: %v", err)
+		}
+	}
+	const run = `axe.run(document, {resultTypes: ['violations']}).then(r => r.violations
+		.filter(v => v.impact === 'serious' || v.impact === 'critical')
+		.map(v => v.impact + ' ' + v.id + ': ' + v.help + ' [' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') + ']'))`
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](run, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe on %s: %v", page, err)
+	}
+	if len(found) > 0 {
+		t.Errorf("axe on %s: %d serious or critical violation(s):\n  %s", page, len(found), strings.Join(found, "\n  "))
+	}
+}
+
+// Viewports of the screenshots: a laptop and a phone.
+var shotSizes = []struct {
+	name string
+	w, h int64
+}{{"desktop", 1400, 900}, {"phone", 390, 844}}
+
+// visit checks a page the walk has reached: axe-core, then (with
+// OPSAGENT_SCREENSHOT_DIR set) screenshots at both sizes. The viewport is
+// restored to w x h afterwards.
+func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
+	t.Helper()
+	checkA11y(t, ctx, name)
+	dir := os.Getenv("OPSAGENT_SCREENSHOT_DIR")
+	if dir == "" {
+		return
+	}
+	for _, s := range shotSizes {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.w, s.h)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond) // charts redraw on resize
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+s.name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clickNav follows a link of the main navigation.
+func clickNav(t *testing.T, ctx context.Context, href string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="`+href+`"]`))); err != nil {
+		t.Fatalf("nav %s: %v", href, err)
+	}
+}
+
+// js runs a statement in the page.
+func js(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](expr)); err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+}

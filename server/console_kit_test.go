@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
 	"github.com/opsagent/opsagent/server"
@@ -119,5 +121,24 @@ func js(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](expr)); err != nil {
 		t.Fatalf("%s: %v", expr, err)
+	}
+}
+
+// addVirtualAuthenticator gives the tab Chrome's virtual security key
+// (DevTools WebAuthn domain): it answers navigator.credentials like a
+// USB key that the user touches at once.
+func addVirtualAuthenticator(t *testing.T, ctx context.Context) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tg, webauthn.Enable, webauthn.EnableParams{}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tg, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
+			Options: &webauthn.VirtualAuthenticatorOptions{Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportUsb,
+				HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true}})
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("virtual authenticator: %v", err)
 	}
 }

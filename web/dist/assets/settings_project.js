@@ -87,7 +87,7 @@ export function RuleForm({ id, rule = {}, submit, onSubmit, onCancel, reset }) {
     <${Field} label="Tool (empty: any)" name="tool" defaultValue=${rule.tool || 'run_command'} maxlength="120" />
     <${Select} label="Match" name="match_type" defaultValue=${rule.match_type || 'glob'} options=${[['glob', 'glob'], ['regex', 'regex']]} /></div>
     <${Field} label="Pattern" name="pattern" required defaultValue=${rule.pattern || ''} class="mono" maxlength="1000" placeholder="rm -rf *" />
-    <${Field} label="Description" name="description" defaultValue=${rule.description || ''} maxlength="500" />
+    <${Field} label="Why (shown when it matches)" name="description" required defaultValue=${rule.description || ''} maxlength="500" placeholder="Never wipe a filesystem" />
     <label class="check"><input type="checkbox" name="enabled" defaultChecked=${rule.enabled !== false} /> Enabled</label>
     <div class="actions"><button type="submit">${submit}</button>${onCancel ? html`<button type="button" class="secondary" onClick=${onCancel}>Cancel</button>` : null}</div></${Form}>`;
 }

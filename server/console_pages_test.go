@@ -82,7 +82,19 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	// A new account has no project: the chat says so and links to Projects.
+	// A new account lands in the set-up wizard; skipped, the chat asks for a
+	// project and links to Projects.
+	waitJS(t, ctx, "the onboarding wizard", `!!document.querySelector('#onboarding-form button.secondary')`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#onboarding-form button.secondary`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "skipped to projects", `!!document.querySelector('#project-create')`)
+	if got := c.must(200, "GET", "/api/onboarding/status", nil).JSON()["status"]; got != "skipped" {
+		t.Fatalf("onboarding after skip: %v", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/chat"]`))); err != nil {
+		t.Fatal(err)
+	}
 	waitJS(t, ctx, "the chat asks for a project", textHas(`#view`, "Choose a project"))
 	err = chromedp.Do(ctx,
 		chromedp.Click(q(`#nav a[href="/projects"]`)),

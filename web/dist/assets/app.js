@@ -89,8 +89,8 @@ function fillSelects() {
 // chooseProject makes id the current project and remembers it.
 export async function chooseProject(id) {
   setProject(id);
-  fillSelects();
   try { await api('/api/me/preferences/' + PROJECT_PREF, { method: 'PUT', body: { value: id } }); } catch { /* a preference is a convenience */ }
+  fillSelects();
 }
 
 function wireContext() {

@@ -95,7 +95,7 @@ func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
 			t.Fatal(err)
 		}
 		time.Sleep(150 * time.Millisecond) // charts redraw on resize
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}

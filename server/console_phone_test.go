@@ -32,7 +32,7 @@ func TestConsolePhoneApproveAndRemember(t *testing.T) {
 	}
 	signIn(t, ctx, base, "oncall@example.com")
 	waitJS(t, ctx, "the dashboard counts the approval", textHas(`#tile-approvals`, "1"))
-	visit(t, ctx, "dashboard-phone", W, H)
+	visit(t, ctx, "oncall-dashboard", W, H)
 	if err := chromedp.Do(ctx, chromedp.Click(q(`#tile-approvals a`))); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestConsolePhoneApproveAndRemember(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the rule is shown first", textHas(`#approvals-list .rule-preview`, command))
-	visit(t, ctx, "approvals-phone", W, H)
+	visit(t, ctx, "oncall-approve-and-remember", W, H)
 	if rules := c.must(200, "GET", "/api/rules", nil).JSON()["items"].([]any); len(rules) != 0 {
 		t.Fatalf("a rule exists before the confirmation: %v", rules)
 	}
@@ -72,5 +72,5 @@ func TestConsolePhoneApproveAndRemember(t *testing.T) {
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#view .session-reason, #view p.error').length`)); n != 0 {
 		t.Fatalf("a completed session shows %d reason/error line(s)", n)
 	}
-	visit(t, ctx, "session-phone", W, H)
+	visit(t, ctx, "oncall-session", W, H)
 }

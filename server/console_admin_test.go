@@ -220,6 +220,20 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatalf("second factors after the account page: %v", kinds)
 	}
 
+	// Signing in again asks for a second factor; the security key answers.
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#logout`)), chromedp.WaitVisible(q(`#login`))); err != nil {
+		t.Fatal(err)
+	}
+	signIn(t, ctx, base, "admin@example.com")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(q(`#mfa-webauthn`))); err != nil {
+		t.Fatalf("the security key offer: %v", err)
+	}
+	checkA11y(t, ctx, "second factor")
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#mfa-webauthn`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "signed in with the security key", textHas(`#who`, "admin@example.com"))
+
 	// The remaining pages, each checked.
 	for _, p := range []struct{ href, ready string }{
 		{"/knowledge", `!!document.querySelector('#knowledge-page .empty, #documents-table')`},

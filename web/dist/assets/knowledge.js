@@ -18,7 +18,9 @@ function Knowledge() {
 function Documents() {
   const [coll, setColl] = useState('');
   const [open, setOpen] = useState(null);
-  const r = useLoad((signal) => pj('/api/knowledge/documents?limit=100' + (coll ? '&collection=' + coll : ''), { signal }), [coll]);
+  // Memories are files too; they have their own tab.
+  const r = useLoad((signal) => pj('/api/knowledge/documents?limit=200' + (coll ? '&collection=' + coll : ''), { signal })
+    .then((d) => ({ ...d, items: d.items.filter((x) => x.collection !== 'memories') })), [coll]);
   async function upload(d) {
     let content = d.content;
     if (d.file) content = await d.file.text();

@@ -24,6 +24,9 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	signIn(t, ctx, base, "admin@example.com")
+	// Anything the strict CSP refuses (an inline style or script, an eval)
+	// is collected and fails the walk below.
+	js(t, ctx, `document.addEventListener('securitypolicyviolation', (e) => (window.cspViolations ||= []).push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber))`)
 
 	// Onboarding: a new account lands in the wizard.
 	waitJS(t, ctx, "the wizard", `!!document.querySelector('#onboarding-form')`)
@@ -82,6 +85,9 @@ func TestConsoleAdminWalk(t *testing.T) {
 	}
 	waitJS(t, ctx, "the inspector", textHas(`#event-inspector`, "What it dispatched"))
 	visit(t, ctx, "webhook", W, H)
+	if csp, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.cspViolations || []`)); len(csp) > 0 {
+		t.Fatalf("the console breaks its own CSP: %v", csp)
+	}
 
 	// A routing rule: add one, then edit its condition.
 	err = chromedp.Do(ctx,

@@ -52,7 +52,11 @@ const app = { user: null, config: null, orgs: [], projects: [], nav: null };
 // go navigates inside the console without reloading the page.
 export function go(path) {
   history.pushState(null, '', path);
-  render();
+  render().then(() => {
+    // Keyboard and screen-reader users continue from the new page's top.
+    const main = $('app');
+    if (!main.contains(document.activeElement) || document.activeElement === document.body) main.focus({ preventScroll: true });
+  });
 }
 
 async function loadConfig() {

@@ -43,7 +43,11 @@ func browser(t *testing.T) (context.Context, context.CancelFunc) {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	limit := 60 * time.Second
+	if os.Getenv("OPSAGENT_SCREENSHOT_DIR") != "" {
+		limit = 4 * time.Minute // full-page screenshots at two sizes of every page
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	return ctx, func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
 }
 

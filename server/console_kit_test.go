@@ -80,21 +80,34 @@ var shotSizes = []struct {
 	w, h int64
 }{{"desktop", 1400, 900}, {"phone", 390, 844}}
 
-// visit checks a page the walk has reached: axe-core, then (with
-// OPSAGENT_SCREENSHOT_DIR set) screenshots at both sizes. The viewport is
-// restored to w x h afterwards.
+// visit checks a page the walk has reached: axe-core, and at phone width
+// nothing wider than the screen (wide tables scroll inside themselves);
+// with OPSAGENT_SCREENSHOT_DIR set, screenshots at both sizes. The
+// viewport is restored to w x h afterwards.
 func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
 	t.Helper()
 	checkA11y(t, ctx, name)
 	dir := os.Getenv("OPSAGENT_SCREENSHOT_DIR")
-	if dir == "" {
-		return
-	}
 	for _, s := range shotSizes {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.w, s.h)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(150 * time.Millisecond) // charts redraw on resize
+		time.Sleep(100 * time.Millisecond) // charts redraw on resize
+		if s.w < 500 {
+			over, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`document.documentElement.scrollWidth <= window.innerWidth + 1 ? [] :
+				[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+				.slice(-4).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))
+				.concat(['page width ' + document.documentElement.scrollWidth])`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(over) > 0 {
+				t.Errorf("%s is wider than a %dpx phone: %v", name, s.w, over)
+			}
+		}
+		if dir == "" {
+			continue
+		}
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)

@@ -5,24 +5,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/agent/runner"
 )
 
-// installAgent builds the session runner, recovers sessions a stopped
-// process left running, makes the runner the task executor (unless Deps
-// brings one) and installs the resume hook the approvals code calls.
+// installAgent builds the session runner over the policy layer, recovers
+// sessions a stopped process left running and makes the runner the task
+// executor (unless Deps brings one).
 func (s *Server) installAgent(d *Deps) error {
 	prices, err := ParseLLMPrices(s.cfg.LLMPrices)
 	if err != nil {
 		return err
 	}
-	s.runner = newAgentRunner(s, prices)
-	s.runner.recover(context.Background())
+	s.runner = runner.New(runner.Deps{DB: s.db, Knowledge: s.knowledge, Keys: s.secrets, Prices: prices,
+		LLM:    llm.Config{Provider: s.cfg.LLMProvider, BaseURL: s.cfg.LLMBaseURL, APIKey: s.cfg.LLMAPIKey, Model: s.cfg.LLMModel},
+		Policy: policyLayer{s}, Logger: s.log, Now: func() time.Time { return s.Now() }})
+	s.runner.Recover(context.Background())
 	if d.TaskExecutor == nil {
 		d.TaskExecutor = s.runner
 	}
-	s.agent.resume = s.runner.resumeApproved
 	return nil
 }
 

@@ -1,9 +1,14 @@
 package server
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/opsagent/opsagent/store"
+)
 
 // AuditEvent is one security-relevant fact. The audit log stores it with a
-// hash chain; until that feature is installed events only reach the log.
+// hash chain (server/audit).
 type AuditEvent struct {
 	Action      string // task.created, auth.login_failed, member.role_changed, ...
 	Outcome     string // success, failure, denied
@@ -16,15 +21,6 @@ type AuditEvent struct {
 	IP          string
 	UserAgent   string
 	Detail      map[string]any
-}
-
-// audit records e. It never fails the request it describes.
-func (s *Server) audit(ctx context.Context, e AuditEvent) {
-	if s.hooks.audit != nil {
-		s.hooks.audit(ctx, e)
-		return
-	}
-	loggerFrom(ctx).Info("audit", "action", e.Action, "outcome", e.Outcome, "org_id", e.OrgID, "actor", e.ActorUserID+e.ActorKeyID, "target", e.TargetID)
 }
 
 // auditFrom fills actor, org, project, IP and user agent from the request.
@@ -54,4 +50,31 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
+}
+
+// audit records e: it stamps the event with the server clock and queues it
+// on the audit writer. It never fails the request it describes.
+func (s *Server) audit(ctx context.Context, e AuditEvent) {
+	markAudited(ctx)
+	if e.OrgID == "" && e.ActorUserID != "" {
+		// Events before an org is chosen (failed sign-ins, second factors)
+		// belong to the user's current org, where its admins will look.
+		if u, err := s.db.FindUserByID(ctx, e.ActorUserID); err == nil {
+			e.OrgID = u.CurrentOrgID
+		}
+	}
+	if e.OrgID == "" {
+		// No tenant to file it under (an unknown address): the log keeps it.
+		loggerFrom(ctx).Info("audit", "action", e.Action, "outcome", e.Outcome, "ip", e.IP, "target", e.TargetID)
+		return
+	}
+	detail := "{}"
+	if len(e.Detail) > 0 {
+		if b, err := json.Marshal(e.Detail); err == nil {
+			detail = string(b)
+		}
+	}
+	s.auditLog.Enqueue(&store.AuditRecord{ID: store.NewID(), OrgID: e.OrgID, ProjectID: e.ProjectID, ActorUserID: e.ActorUserID,
+		ActorKeyID: e.ActorKeyID, Action: e.Action, Outcome: e.Outcome, TargetType: e.TargetType, TargetID: e.TargetID,
+		IP: e.IP, UserAgent: e.UserAgent, Detail: detail, CreatedAt: s.Now()})
 }

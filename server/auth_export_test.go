@@ -1,9 +1,6 @@
 package server
 
-import (
-	"net/http"
-	"time"
-)
+import "time"
 
 // Test-only doors into the server, for tests of package server_test that need
 // what no route offers yet.
@@ -16,18 +13,6 @@ func IssueTokenForTest(s *Server, typ, subject, session, org string, ttl time.Du
 		panic(err)
 	}
 	return tok
-}
-
-// InstallAPIKeyForTest plugs an API-key resolver that knows one key, standing
-// in for the API-key feature until it lands, so human-only rules can be tested.
-func InstallAPIKeyForTest(s *Server, key string, id *Identity) {
-	s.hooks.apiKey = func(r *http.Request, k string) (*Identity, error) {
-		if k != key {
-			return nil, unauthorized("Invalid API key")
-		}
-		cp := *id
-		return &cp, nil
-	}
 }
 
 // AddRouteForTest adds a route to the table and rebuilds the handler; call it

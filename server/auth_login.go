@@ -36,19 +36,12 @@ func (s *Server) handleAuthConfig(c *Ctx) error {
 		delivery = "smtp"
 	}
 	return c.JSON(200, AuthConfigOut{Signup: mode, SignupEnabled: mode == "open", PasswordResetEnabled: !s.cfg.DisablePasswordReset,
-		EmailDelivery: delivery, MFAMethods: s.mfaKinds(), DeviceFlow: s.deviceFlowEnabled(), PasswordMinLength: 8,
+		EmailDelivery: delivery, MFAMethods: s.mfaKinds(), DeviceFlow: true, PasswordMinLength: 8,
 		AccessTokenTTLSeconds: int(accessTTL / time.Second), RefreshGraceSeconds: int(refreshGrace / time.Second),
 		RefreshTokenTTLSeconds: int(refreshTTL / time.Second), BaseURL: s.cfg.BaseURL})
 }
 
-func (s *Server) mfaKinds() []string {
-	if s.hooks.mfaMethods == nil {
-		return []string{}
-	}
-	return []string{"totp", "webauthn", "backup_code"}
-}
-
-func (s *Server) deviceFlowEnabled() bool { return s.hooks.deviceFlow }
+func (s *Server) mfaKinds() []string { return []string{"totp", "webauthn", "backup_code"} }
 
 // handleRegister is POST /api/auth/register.
 func (s *Server) handleRegister(c *Ctx) error {
@@ -133,14 +126,12 @@ func (s *Server) handleLogin(c *Ctx) error {
 		return &store.Error{Code: store.EUnauthorized, Message: "Incorrect email or password", Reason: "invalid_credentials"}
 	}
 	s.limits.loginEmail.Reset(email)
-	if s.hooks.mfaMethods != nil {
-		if methods := s.hooks.mfaMethods(c.Context(), u.ID); len(methods) > 0 {
-			tok, _, err := s.signer.Issue(auth.TypeMFA, u.ID, "", "", s.Now(), 5*time.Minute)
-			if err != nil {
-				return err
-			}
-			return c.JSON(200, LoginResponse{MFARequired: true, MFAToken: tok, MFAMethods: methods})
+	if methods := s.enrolledMFAKinds(c.Context(), u.ID); len(methods) > 0 {
+		tok, _, err := s.signer.Issue(auth.TypeMFA, u.ID, "", "", s.Now(), 5*time.Minute)
+		if err != nil {
+			return err
 		}
+		return c.JSON(200, LoginResponse{MFARequired: true, MFAToken: tok, MFAMethods: methods})
 	}
 	return s.completeLogin(c, u, "web")
 }

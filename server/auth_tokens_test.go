@@ -164,10 +164,9 @@ func TestLogoutAllIsForPeopleOnly(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	c := env.register("ada@example.com")
-	me := c.must(200, "GET", "/api/auth/me", nil).JSON()
-	server.InstallAPIKeyForTest(env.Srv, "opsk_testkey", &server.Identity{UserID: me["id"].(string), OrgID: me["current_org_id"].(string), Role: "owner", KeyID: "key-1"})
+	created := c.must(201, "POST", "/api/api-keys", map[string]any{"name": "ci", "scopes": []string{"*"}}).JSON()
 	k := env.newClient()
-	k.Token = "opsk_testkey"
+	k.Token = created["key"].(string)
 	k.must(200, "GET", "/api/auth/me", nil) // AuthAny: keys may read
 	r := k.do("POST", "/api/auth/logout-all", nil)
 	if r.Status != 403 || r.JSON()["code"] != "human_only" {

@@ -147,8 +147,6 @@ func (s *Server) userOut(ctx context.Context, u *store.User, role string) UserOu
 		url := "/api/users/" + u.ID + "/avatar?v=" + u.Avatar[len(u.Avatar)-min(8, len(u.Avatar)):]
 		out.AvatarURL = &url
 	}
-	if s.hooks.mfaMethods != nil {
-		out.MFAEnabled = len(s.hooks.mfaMethods(ctx, u.ID)) > 0
-	}
+	out.MFAEnabled = len(s.enrolledMFAKinds(ctx, u.ID)) > 0
 	return out
 }

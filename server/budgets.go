@@ -8,6 +8,7 @@ import (
 
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -128,7 +129,7 @@ func orEmptyID(id, def string) string {
 // budgetFor is the Budget of one run: spend and session tokens are read
 // once at its start, and the run's own cost and tokens are added as it
 // goes. Runs in parallel each see the spend committed before they started.
-func (s *Server) budgetFor(ctx context.Context, run AgentRunInfo) agent.Budget {
+func (s *Server) budgetFor(ctx context.Context, run runner.RunInfo) agent.Budget {
 	type capped struct {
 		name         string
 		daily, month *float64
@@ -183,7 +184,7 @@ func (s *Server) budgetFor(ctx context.Context, run AgentRunInfo) agent.Budget {
 
 // failClosed stops a run whose caps cannot be read: an unreadable budget
 // must not mean an unlimited one.
-func (s *Server) failClosed(run AgentRunInfo, err error) agent.Budget {
+func (s *Server) failClosed(run runner.RunInfo, err error) agent.Budget {
 	s.log.Error("policy: budget unreadable; run stopped", "project_id", run.ProjectID, "err", err)
 	return agent.BudgetFunc(func(llm.Usage, float64) error {
 		return errors.New("the budget could not be checked")

@@ -4,8 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/opsagent/opsagent/server/agent"
-	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -22,15 +21,18 @@ import (
 // Every event carries `id:` (its number in the session, increasing across
 // turns), `event:` (its name) and `data:` (one JSON object):
 //
-//	session           SessionEventOut: the turn started (first event of every turn)
+//	session           runner.SessionStarted: the turn started (first event of every turn)
 //	message.delta     {step, text}: a piece of the assistant's answer, in order
 //	message           {step, content, tool_calls}: the step's complete assistant message
 //	usage             {step, usage, total, cost}: tokens of the model call and running totals
 //	tool.call         {step, call_id, name, arguments}: the model called a tool
 //	tool.result       {step, call_id, name, output, is_error, blocked, truncated, duration_ms}
-//	approval.required ApprovalRequiredOut: the turn stopped for a person's decision
+//	approval.required runner.ApprovalRequired: the turn stopped for a person's decision
 //	error             {code, message}: why the turn failed, timed out or was cancelled
-//	done              DoneOut: the last event of every turn; the session is saved
+//	done              runner.Done: the last event of every turn; the session is saved
+//
+// The runner (server/agent/runner) owns the run and numbers its events;
+// this file only maps HTTP to Launch/Continue and its Events to SSE records.
 
 // ChatRequest is the body of POST /api/chat.
 type ChatRequest struct {
@@ -43,36 +45,6 @@ type ChatRequest struct {
 // SessionEventsQuery are the parameters of GET /api/sessions/{session_id}/events.
 type SessionEventsQuery struct {
 	After *int64 `query:"after" validate:"gte=0" doc:"replay events after this id (as Last-Event-ID, which wins when both are sent)"`
-}
-
-// SessionEventOut is the payload of the session event.
-type SessionEventOut struct {
-	SessionID     string `json:"session_id"`
-	Turn          int    `json:"turn"`
-	Status        string `json:"status"`
-	Source        string `json:"source"`
-	TriggerSource string `json:"trigger_source"`
-	FirstEventID  int64  `json:"first_event_id"`
-}
-
-// ApprovalRequiredOut is the payload of approval.required.
-type ApprovalRequiredOut struct {
-	agent.ApprovalRequired
-	ApprovalID string `json:"approval_id,omitempty" doc:"the approval record to decide, when the policy layer opened one"`
-}
-
-// DoneOut is the payload of done: the turn's outcome and the session's totals.
-type DoneOut struct {
-	Status           string    `json:"status" doc:"the session's status now"`
-	WaitingApproval  bool      `json:"waiting_approval"`
-	AgentStatus      string    `json:"agent_status" doc:"completed, failed, cancelled, timeout or waiting_approval"`
-	Reason           string    `json:"reason,omitempty"`
-	Steps            int       `json:"steps"`
-	Usage            llm.Usage `json:"usage" doc:"this turn"`
-	Cost             float64   `json:"cost" doc:"this turn, USD"`
-	SessionTokensIn  int64     `json:"session_tokens_in"`
-	SessionTokensOut int64     `json:"session_tokens_out"`
-	SessionCost      float64   `json:"session_cost"`
 }
 
 // chatRoutes: the streaming chat.
@@ -92,7 +64,7 @@ func (s *Server) handleChat(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	info := AgentRunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID(), UserID: c.ID.UserID,
+	info := runner.RunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID(), UserID: c.ID.UserID,
 		Source: store.SourceWebchat, TriggerSource: store.TriggerWeb}
 	var first int64
 	if req.SessionID != "" {
@@ -101,22 +73,20 @@ func (s *Server) handleChat(c *Ctx) error {
 		}
 		info.SessionID = req.SessionID
 		// A replayed Idempotency-Key streams the stored events of the turn it started.
-		t, _, err := s.runner.continueTurn(c.Context(), info, req.Message, key)
+		t, err := s.runner.Continue(c.Context(), info, req.Message, key)
 		if err != nil {
 			return err
 		}
 		first = t.FirstSeq
 	} else {
-		sess := &store.AgentSession{OrgID: c.OrgID(), ProjectID: c.ProjectID(), Name: req.Name, Title: titleFrom(req.Message),
+		sess := &store.AgentSession{OrgID: c.OrgID(), ProjectID: c.ProjectID(), Name: req.Name, Title: runner.TitleFrom(req.Message),
 			FirstPrompt: req.Message, AgentType: req.AgentType, Source: store.SourceWebchat, TriggerSource: store.TriggerWeb,
 			CreatedBy: c.ID.UserID}
 		if err := s.db.StartChatSession(c.Context(), sess); err != nil {
 			return err
 		}
 		info.SessionID = sess.ID
-		spec := turnSpec{info: info, history: []llm.Message{{Role: llm.RoleUser, Content: req.Message}}, turn: 1,
-			maxSteps: chatMaxSteps, agentTyp: sess.AgentType}
-		if _, err := s.runner.launch(spec, 1, chatTurnTimeout); err != nil {
+		if err := s.runner.Launch(info, req.Message, sess.AgentType); err != nil {
 			return err
 		}
 		first = 1

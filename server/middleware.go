@@ -142,14 +142,8 @@ func (s *Server) serveRoute(c *Ctx) error {
 		if rt.Auth == AuthHuman && !id.Human() {
 			return &store.Error{Code: store.EForbidden, Message: "API keys cannot call this route; sign in as a person", Reason: "human_only"}
 		}
-		if s.hooks.orgScope != nil {
-			if err := s.hooks.orgScope(c); err != nil {
-				return err
-			}
-		}
-		if !c.ID.Can(rt.Perm) {
-			s.onPermissionDenied(c)
-			return &store.Error{Code: store.EForbidden, Message: "your role does not allow this (" + string(rt.Perm) + ")", Reason: "permission_denied"}
+		if err := s.authorize(c); err != nil {
+			return err
 		}
 	}
 	if rt.Project {
@@ -162,13 +156,6 @@ func (s *Server) serveRoute(c *Ctx) error {
 	return rt.Handle(c)
 }
 
-// onPermissionDenied is where denials are audited.
-func (s *Server) onPermissionDenied(c *Ctx) {
-	if s.hooks.denied != nil {
-		s.hooks.denied(c)
-	}
-}
-
 // resolveProject reads X-Project-ID and returns the project if the caller may see it.
 func (s *Server) resolveProject(c *Ctx) (*store.Project, error) {
 	raw := strings.TrimSpace(c.R.Header.Get("X-Project-ID"))
@@ -178,19 +165,7 @@ func (s *Server) resolveProject(c *Ctx) (*store.Project, error) {
 	if !store.ValidID(raw) {
 		return nil, invalid("Input should be a valid UUID", "uuid_parsing", "header", "x-project-id")
 	}
-	if !c.ID.CanProject(raw) {
-		return nil, store.NotFound("project")
-	}
-	p, err := s.db.FindProjectInOrg(c.Context(), c.ID.OrgID, raw)
-	if err != nil {
-		return nil, err
-	}
-	if s.hooks.projectAccess != nil {
-		if err := s.hooks.projectAccess(c, p); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
+	return s.projectFor(c, raw)
 }
 
 func hasAuthCookie(r *http.Request) bool {
@@ -225,10 +200,7 @@ func (s *Server) authenticate(r *http.Request) (*Identity, bool, error) {
 		return nil, false, unauthorized("Not authenticated")
 	}
 	if strings.HasPrefix(tok, "opsk_") {
-		if s.hooks.apiKey == nil {
-			return nil, false, unauthorized("Invalid API key")
-		}
-		id, err := s.hooks.apiKey(r, tok)
+		id, err := s.authenticateKey(r, tok)
 		return id, false, err
 	}
 	claims, err := s.signer.Verify(tok, auth.TypeAccess)

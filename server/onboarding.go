@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,12 +9,6 @@ import (
 
 	"github.com/opsagent/opsagent/store"
 )
-
-// BootstrapTaskFunc creates the first task of a bootstrapped project from a
-// template, inside bootstrap's transaction, and returns the task id. The
-// tasks feature installs it as s.hooks.bootstrapTask; without it a
-// bootstrap that names a template is 422.
-type BootstrapTaskFunc func(ctx context.Context, tx *store.Tx, orgID, projectID, userID, template string) (string, error)
 
 // BootstrapRequest turns a new account into a working set-up: the current
 // organization is renamed, a first project created and, optionally, a first
@@ -91,9 +84,6 @@ func (s *Server) handleBootstrap(c *Ctx) error {
 	if req.ProjectName == "" {
 		return invalid("String should have at least 1 character", "string_too_short", "body", "project_name")
 	}
-	if req.TaskTemplate != "" && s.hooks.bootstrapTask == nil {
-		return invalid("Task templates are not available on this server", "value_error", "body", "task_template")
-	}
 	if !c.ID.Can(PermProjectAdmin) {
 		s.onPermissionDenied(c)
 		return &store.Error{Code: store.EForbidden, Message: "bootstrap creates a project, which needs projects:admin", Reason: "permission_denied"}
@@ -138,7 +128,7 @@ func (s *Server) handleBootstrap(c *Ctx) error {
 		}
 		ob = &store.Onboarding{UserID: c.ID.UserID, Status: "completed", OrgID: org.ID, ProjectID: p.ID}
 		if req.TaskTemplate != "" {
-			if ob.TaskID, err = s.hooks.bootstrapTask(ctx, tx, org.ID, p.ID, c.ID.UserID, req.TaskTemplate); err != nil {
+			if ob.TaskID, err = s.bootstrapTaskFromTemplate(ctx, tx, org.ID, p.ID, c.ID.UserID, req.TaskTemplate); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,11 @@
 package server
 
-import "sort"
+import (
+	"sort"
+	"strings"
+
+	"github.com/opsagent/opsagent/store"
+)
 
 // Perm names one thing a caller may do in an org. API-key scopes use the same names.
 type Perm string
@@ -126,4 +131,84 @@ func roleRank(role string) int {
 		}
 	}
 	return len(Roles)
+}
+
+// The permission rule, applied to every authenticated request in this order:
+// scopeToPathOrg re-binds the caller to the org a path names, authorize
+// checks the route's permission against the role (and a key's scopes), and on
+// project routes projectFor checks visibility and caps the role by the
+// caller's project role. Every denial is audited (onPermissionDenied).
+
+// authorize applies the route's permission to the authenticated caller.
+func (s *Server) authorize(c *Ctx) error {
+	if err := s.scopeToPathOrg(c); err != nil {
+		return err
+	}
+	if !c.ID.Can(c.Route.Perm) {
+		s.onPermissionDenied(c)
+		return &store.Error{Code: store.EForbidden, Message: "your role does not allow this (" + string(c.Route.Perm) + ")", Reason: "permission_denied"}
+	}
+	return nil
+}
+
+// onPermissionDenied audits a denial.
+func (s *Server) onPermissionDenied(c *Ctx) {
+	c.Audit("permission.denied", "denied", "route", c.Route.Method+" "+c.Route.Path, map[string]any{"permission": string(c.Route.Perm)})
+}
+
+// scopeToPathOrg makes /api/organizations/{org_id}/... act in the org of the
+// path: a person with the role they hold there, a key only in its own org.
+// Any other org reads as not found, exactly like a random id.
+func (s *Server) scopeToPathOrg(c *Ctx) error {
+	if !strings.HasPrefix(c.Route.Path, "/api/organizations/{org_id}") {
+		return nil
+	}
+	orgID, err := c.IDParam("org_id")
+	if err != nil {
+		return err
+	}
+	if orgID == c.ID.OrgID {
+		return nil
+	}
+	if !c.ID.Human() {
+		return store.NotFound("organization")
+	}
+	role, err := s.db.FindRole(c.Context(), orgID, c.ID.UserID)
+	if err != nil {
+		return err
+	}
+	id := *c.ID
+	id.OrgID, id.Role = orgID, role
+	c.ID = &id
+	return nil
+}
+
+// viewer is the caller as the project visibility rule sees them.
+func viewer(id *Identity) store.Viewer {
+	return store.Viewer{OrgID: id.OrgID, UserID: id.UserID, SeeAll: id.Role == RoleOwner || id.Role == RoleAdmin, Allow: id.Projects}
+}
+
+// projectFor returns a project of the caller's org that the caller may see
+// (visibility, a key's allow-list), and caps the caller's role inside it by
+// their explicit project role, re-checking the route's permission against
+// the capped role. Invisible projects are 404; a capped role is 403.
+func (s *Server) projectFor(c *Ctx, projectID string) (*store.Project, error) {
+	if !store.ValidID(projectID) || !c.ID.CanProject(projectID) {
+		return nil, store.NotFound("project")
+	}
+	v := viewer(c.ID)
+	p, prole, err := s.db.FindVisibleProject(c.Context(), v, projectID)
+	if err != nil {
+		return nil, err
+	}
+	if prole != "" && !v.SeeAll && roleRank(prole) > roleRank(c.ID.Role) {
+		id := *c.ID
+		id.Role = prole
+		c.ID = &id
+		if !id.Can(c.Route.Perm) {
+			s.onPermissionDenied(c)
+			return nil, &store.Error{Code: store.EForbidden, Message: "your role in this project does not allow this (" + string(c.Route.Perm) + ")", Reason: "permission_denied"}
+		}
+	}
+	return p, nil
 }

@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/tools"
 	"github.com/opsagent/opsagent/store"
 )
 
-// The policy layer fills the agent hooks (agent_hooks.go): the tools a run
+// The policy layer is the runner's Policy (policyLayer): the tools a run
 // gets, the gate every call passes, the budget, and the obligations added
 // to the system prompt. The rules are enforced twice: by the gate before a
 // call (so the model learns at once), and again inside every tool at the
@@ -20,24 +21,40 @@ import (
 // second check is what makes a must_never rule hold through an approval,
 // a resume, or a gate that a runner forgot to install.
 
-// installPolicy wires the policy layer into the agent hooks.
-func (s *Server) installPolicy() {
-	s.agent.tools = func(ctx context.Context, run AgentRunInfo) []agent.Tool {
-		raw := s.policyTools(ctx, run)
-		out := make([]agent.Tool, 0, len(raw))
-		for _, t := range raw {
-			out = append(out, guardedTool{Tool: t, s: s, run: run})
-		}
-		return out
+// policyLayer is the runner's Policy: the server's rules, budgets, tools
+// and approvals.
+type policyLayer struct{ s *Server }
+
+// Tools are the operations tools of the run, each guarded at execution.
+func (p policyLayer) Tools(ctx context.Context, run runner.RunInfo) []agent.Tool {
+	raw := p.s.policyTools(ctx, run)
+	out := make([]agent.Tool, 0, len(raw))
+	for _, t := range raw {
+		out = append(out, guardedTool{Tool: t, s: p.s, run: run})
 	}
-	s.agent.gate = func(_ context.Context, run AgentRunInfo) agent.Gate { return s.gateFor(run) }
-	s.agent.budget = s.budgetFor
-	s.agent.obligations = s.obligationsFor
-	s.installToolApprovals()
+	return out
+}
+
+// Gate decides every call before it runs.
+func (p policyLayer) Gate(_ context.Context, run runner.RunInfo) agent.Gate { return p.s.gateFor(run) }
+
+// Budget is the project's and org's caps.
+func (p policyLayer) Budget(ctx context.Context, run runner.RunInfo) agent.Budget {
+	return p.s.budgetFor(ctx, run)
+}
+
+// Obligations are the project's rules, told to the model.
+func (p policyLayer) Obligations(ctx context.Context, run runner.RunInfo) string {
+	return p.s.obligationsFor(ctx, run)
+}
+
+// ApprovalNeeded opens the approval a paused run waits for.
+func (p policyLayer) ApprovalNeeded(ctx context.Context, run runner.RunInfo, pend *agent.Pending) (string, error) {
+	return p.s.openToolApproval(ctx, run, pend)
 }
 
 // policyTools builds the operations tools of one run, bound to its project.
-func (s *Server) policyTools(ctx context.Context, run AgentRunInfo) []agent.Tool {
+func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.Tool {
 	secrets := func(ctx context.Context, names []string) (map[string]string, error) {
 		return s.secrets.Resolve(ctx, run.OrgID, run.ProjectID, names...)
 	}
@@ -64,7 +81,7 @@ func (s *Server) policyTools(ctx context.Context, run AgentRunInfo) []agent.Tool
 }
 
 // policyToolByName finds one of the run's tools (unguarded).
-func (s *Server) policyToolByName(ctx context.Context, run AgentRunInfo, name string) agent.Tool {
+func (s *Server) policyToolByName(ctx context.Context, run runner.RunInfo, name string) agent.Tool {
 	for _, t := range s.policyTools(ctx, run) {
 		if t.Spec().Name == name {
 			return t
@@ -86,7 +103,7 @@ type callDecision struct {
 //  3. a read-only tool (or read-only call) runs;
 //  4. a matching must_always allow rule (pre-approval) lets it run;
 //  5. anything else that can change something asks a person.
-func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Tool, name string, args json.RawMessage) (callDecision, error) {
+func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage) (callDecision, error) {
 	view, err := viewCall(t, name, args)
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
@@ -143,7 +160,7 @@ func (s *Server) evaluateCall(ctx context.Context, run AgentRunInfo, t agent.Too
 // and decides with evaluateCall. A tool the policy does not know (the
 // runner's own, such as knowledge tools) is allowed when it declares
 // itself read-only, and otherwise still checked against the rules.
-func (s *Server) gateFor(run AgentRunInfo) agent.Gate {
+func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
 	return agent.GateFunc(func(ctx context.Context, call agent.Call) agent.Decision {
 		t := s.policyToolByName(ctx, run, call.Name)
 		if t == nil {
@@ -160,11 +177,11 @@ func (s *Server) gateFor(run AgentRunInfo) agent.Gate {
 
 // guardedTool re-decides a call at the moment it would run. A call that
 // needs approval runs only with an approved, unused approval for exactly
-// these arguments (approvedCall).
+// these arguments (consumeToolApproval).
 type guardedTool struct {
 	agent.Tool
 	s   *Server
-	run AgentRunInfo
+	run runner.RunInfo
 }
 
 // errNoApproval is what the model reads when a call that needs a person's
@@ -181,10 +198,7 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 	switch d.verdict.Verdict {
 	case agent.VerdictAllow:
 	case agent.VerdictNeedApproval:
-		if g.s.policy.approvedCall == nil {
-			return "", errNoApproval
-		}
-		ok, err := g.s.policy.approvedCall(ctx, g.run, name, args)
+		ok, err := g.s.consumeToolApproval(ctx, g.run, name, args)
 		if err != nil {
 			return "", fmt.Errorf("the approval could not be checked (%v); the call did not run", err)
 		}
@@ -199,7 +213,7 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 
 // obligationsFor is the system-prompt text of the project's rules: every
 // enabled rule is told to the model, and the enforced ones say so.
-func (s *Server) obligationsFor(ctx context.Context, run AgentRunInfo) string {
+func (s *Server) obligationsFor(ctx context.Context, run runner.RunInfo) string {
 	rules, err := s.db.FindRulesForProject(ctx, run.OrgID, run.ProjectID, true)
 	if err != nil || len(rules) == 0 {
 		return ""
@@ -225,11 +239,3 @@ func (s *Server) obligationsFor(ctx context.Context, run AgentRunInfo) string {
 }
 
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// policyState is the policy layer's own state on the Server.
-type policyState struct {
-	// approvedCall reports (and records, single use) that a person approved
-	// exactly this call of this run. nil until approvals of tool calls are
-	// stored: then every call that needs approval is refused at execution.
-	approvedCall func(ctx context.Context, run AgentRunInfo, tool string, args json.RawMessage) (bool, error)
-}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/tools"
 	"github.com/opsagent/opsagent/store"
 )
@@ -74,12 +75,10 @@ func canonicalArgs(args json.RawMessage) []byte {
 // installToolApprovals registers the tool_call kind with the approvals.
 func (s *Server) installToolApprovals() {
 	s.SetApprovalHandler(store.ApprovalToolCall, s.approveToolCall)
-	s.agent.approvalNeeded = s.openToolApproval
-	s.policy.approvedCall = s.consumeToolApproval
 }
 
 // openToolApproval records the approval a paused run waits for.
-func (s *Server) openToolApproval(ctx context.Context, run AgentRunInfo, p *agent.Pending) (string, error) {
+func (s *Server) openToolApproval(ctx context.Context, run runner.RunInfo, p *agent.Pending) (string, error) {
 	t := s.policyToolByName(ctx, run, p.Call.Name)
 	if t == nil {
 		t = agent.FuncTool{IsReadOnly: p.Call.ReadOnly}
@@ -129,7 +128,7 @@ func (s *Server) approveToolCall(ctx context.Context, _ *store.Tx, a *store.Appr
 	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {
 		return "", err
 	}
-	run := AgentRunInfo{OrgID: a.OrgID, ProjectID: a.ProjectID, SessionID: a.SessionID}
+	run := runner.RunInfo{OrgID: a.OrgID, ProjectID: a.ProjectID, SessionID: a.SessionID}
 	t := s.policyToolByName(ctx, run, subj.Tool)
 	if t == nil {
 		t = agent.FuncTool{}
@@ -146,7 +145,7 @@ func (s *Server) approveToolCall(ctx context.Context, _ *store.Tx, a *store.Appr
 
 // consumeToolApproval is guardedTool's proof of approval: single use,
 // byte-identical arguments, same session, decided recently.
-func (s *Server) consumeToolApproval(ctx context.Context, run AgentRunInfo, tool string, args json.RawMessage) (bool, error) {
+func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, tool string, args json.RawMessage) (bool, error) {
 	id, err := s.db.ConsumeToolApproval(ctx, run.OrgID, run.ProjectID, run.SessionID, callHash(tool, args), s.Now().Add(-toolApprovalUseWindow))
 	if err != nil || id == "" {
 		return false, err
@@ -156,22 +155,21 @@ func (s *Server) consumeToolApproval(ctx context.Context, run AgentRunInfo, tool
 	return true, nil
 }
 
-// toolCallDecided continues the waiting session with the decision, when a
-// session runner is installed (s.agent.resume).
+// toolCallDecided continues the waiting session with the decision.
 func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
-	if s.agent.resume == nil || a.Kind != store.ApprovalToolCall {
+	if a.Kind != store.ApprovalToolCall {
 		return
 	}
 	var subj ToolCallSubject
 	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {
 		return
 	}
-	run := AgentRunInfo{OrgID: a.OrgID, ProjectID: a.ProjectID, SessionID: a.SessionID, UserID: a.DecidedBy}
+	run := runner.RunInfo{OrgID: a.OrgID, ProjectID: a.ProjectID, SessionID: a.SessionID, UserID: a.DecidedBy}
 	dec := agent.Approval{CallID: subj.CallID, Approved: a.Status == store.ApprovalApproved, Reason: a.Comment}
 	if a.Status == store.ApprovalExpired {
 		dec.Reason = expiredReason
 	}
-	if err := s.agent.resume(ctx, run, dec); err != nil {
+	if err := s.runner.Resume(ctx, run, dec); err != nil {
 		s.log.Warn("policy: session not resumed after a decision", "approval_id", a.ID, "session_id", a.SessionID, "err", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/agent/runner"
 )
 
 // PolicyRun is what the policy hooks give one run, for tests that drive
@@ -17,9 +18,10 @@ type PolicyRun struct {
 	OpenApproval func(p *agent.Pending) (string, error)
 }
 
-// PolicyForRun calls the installed agent hooks for run.
-func (s *Server) PolicyForRun(ctx context.Context, run AgentRunInfo) PolicyRun {
-	return PolicyRun{Tools: s.agent.tools(ctx, run), Gate: s.agent.gate(ctx, run), Budget: s.agent.budget(ctx, run),
-		Obligations:  s.agent.obligations(ctx, run),
-		OpenApproval: func(p *agent.Pending) (string, error) { return s.agent.approvalNeeded(ctx, run, p) }}
+// PolicyForRun asks the runner's Policy (the policy layer) about run.
+func (s *Server) PolicyForRun(ctx context.Context, run runner.RunInfo) PolicyRun {
+	pl := policyLayer{s}
+	return PolicyRun{Tools: pl.Tools(ctx, run), Gate: pl.Gate(ctx, run), Budget: pl.Budget(ctx, run),
+		Obligations:  pl.Obligations(ctx, run),
+		OpenApproval: func(p *agent.Pending) (string, error) { return pl.ApprovalNeeded(ctx, run, p) }}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/llm"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
+	"github.com/opsagent/opsagent/server/agent/runner"
 )
 
 // These tests drive agent.Run with the server's own policy hooks (tools,
@@ -25,7 +26,7 @@ func allowLocal(c *server.Config) { c.AllowLocalCommands = true; c.Signup = "ope
 type policyFixture struct {
 	env   *testEnv
 	owner *client
-	run   server.AgentRunInfo
+	run   runner.RunInfo
 	work  string
 }
 
@@ -34,7 +35,7 @@ func newPolicyFixture(t *testing.T) *policyFixture {
 	owner := env.register("owner@example.com")
 	owner.Project = env.newProject(owner, "prod")
 	return &policyFixture{env: env, owner: owner, work: filepath.Join(env.Dir, "work", owner.Project),
-		run: server.AgentRunInfo{OrgID: owner.orgOf(), ProjectID: owner.Project, SessionID: "", Source: "webchat", TriggerSource: "web"}}
+		run: runner.RunInfo{OrgID: owner.orgOf(), ProjectID: owner.Project, SessionID: "", Source: "webchat", TriggerSource: "web"}}
 }
 
 // config builds an agent.Config from the policy hooks and a fake LLM.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -227,7 +228,7 @@ func (s *Server) handleEvaluateRules(c *Ctx) error {
 	if json.Unmarshal(req.Arguments, &obj) != nil || obj == nil {
 		return invalid("arguments must be a JSON object", "type_error", "body", "arguments")
 	}
-	run := AgentRunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID(), UserID: c.ID.UserID}
+	run := runner.RunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID(), UserID: c.ID.UserID}
 	tool := s.policyToolByName(c.Context(), run, req.Tool)
 	if tool == nil {
 		return invalid("no tool named "+req.Tool+" in this project", "value_error", "body", "tool")

@@ -16,11 +16,14 @@ import (
 
 	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server/agent/runner"
+	"github.com/opsagent/opsagent/server/audit"
 	"github.com/opsagent/opsagent/server/auth"
 	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
 	"github.com/opsagent/opsagent/server/secrets"
+	"github.com/opsagent/opsagent/server/webhook/pipeline"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
 )
@@ -50,35 +53,14 @@ type Server struct {
 	routes  []*Route
 	handler http.Handler
 	started time.Time
-	// agent are the seams between the session runner and the policy layer.
-	agent agentHooks
 	// runner runs agent turns (chat, resume, task runs) and streams them.
-	runner *agentRunner
-	// policy is the policy layer's state (rules, approvals of tool calls).
-	policy policyState
-	// hooks let later features (API keys, project membership, audit) plug into
-	// the one request pipeline without each handler knowing.
-	hooks struct {
-		apiKey        func(r *http.Request, key string) (*Identity, error)
-		projectAccess func(c *Ctx, p *store.Project) error
-		denied        func(c *Ctx)
-		// mfaMethods returns the second factors a user has enrolled (login asks for one when any).
-		mfaMethods func(ctx context.Context, userID string) []string
-		// deviceFlow is set when the device-code sign-in is installed.
-		deviceFlow bool
-		// audit records security events (sign-in, sign-out, failures).
-		audit func(ctx context.Context, e AuditEvent)
-		// orgScope may re-bind the caller to the org a route's path names (before the permission check).
-		orgScope func(c *Ctx) error
-		// bootstrapTask, when installed by the tasks feature, creates onboarding's first task from a template.
-		bootstrapTask BootstrapTaskFunc
-	}
-	// auditLog is the batched, hash-chaining audit writer (installTenancy).
-	auditLog *auditWriter
+	runner *runner.Runner
+	// auditLog is the batched, hash-chaining audit writer.
+	auditLog *audit.Writer
 	// Now is the server's clock; tests move it to cross time windows.
 	Now func() time.Time
 	// Webhooks (webhooks_*.go), approvals and incidents.
-	wh               *webhookService
+	wh               *pipeline.Pipeline
 	approvalHandlers map[string]ApprovalHandler
 	incidentArchiver IncidentArchiver
 	// bg tracks work requests hand off to run after their answer (mail).
@@ -174,15 +156,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.hooks.mfaMethods = s.enrolledMFAKinds
-	s.hooks.deviceFlow = true
+	s.auditLog = audit.New(d.DB, s.log)
 	if err := s.installAgent(&d); err != nil {
 		return nil, err
 	}
 	s.tasks = s.newTaskScheduler(d)
-	s.hooks.bootstrapTask = s.bootstrapTaskFromTemplate
 	s.installWebhooks()
-	s.installPolicy()
+	s.installToolApprovals()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()
@@ -233,9 +213,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)
 	defer stopTasks()
-	stopWebhooks := s.wh.start() // stops after the HTTP drain: draining requests wait for its commits
+	stopWebhooks := s.wh.Start() // stops after the HTTP drain: draining requests wait for its commits
 	defer stopWebhooks()
-	defer s.runner.stop() // after the task runs: chat turns end failed (interrupted) and are saved
+	defer s.runner.Stop() // after the task runs: chat turns end failed (interrupted) and are saved
 	select {
 	case err := <-errc:
 		return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -229,7 +230,7 @@ func (s *Server) handleSessionTranscript(c *Ctx) error {
 	case err != nil:
 		return err
 	default:
-		msgs, pending, err := decodeTranscript(t)
+		msgs, pending, err := runner.DecodeTranscript(t)
 		if err != nil {
 			return err
 		}
@@ -258,8 +259,8 @@ func (s *Server) handleResumeSession(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	info := AgentRunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID(), SessionID: a.ID, UserID: c.ID.UserID}
-	t, _, err := s.runner.continueTurn(c.Context(), info, req.Prompt, key)
+	info := runner.RunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID(), SessionID: a.ID, UserID: c.ID.UserID}
+	t, err := s.runner.Continue(c.Context(), info, req.Prompt, key)
 	if err != nil {
 		return err
 	}
@@ -284,7 +285,7 @@ func (s *Server) handleCancelSession(c *Ctx) error {
 			by = u.Email
 		}
 	}
-	if !s.runner.cancelLive(c.Context(), a.ID, by) {
+	if !s.runner.Cancel(c.Context(), a.ID, by) {
 		ok, err := s.db.CancelIdleSession(c.Context(), c.OrgID(), c.ProjectID(), a.ID, "cancelled by "+by)
 		if err != nil {
 			return err

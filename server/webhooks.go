@@ -6,16 +6,17 @@ import (
 
 	"github.com/opsagent/opsagent/server/auth"
 	"github.com/opsagent/opsagent/server/webhook"
+	"github.com/opsagent/opsagent/server/webhook/pipeline"
 	"github.com/opsagent/opsagent/store"
 )
 
 // Webhook management: one webhook per task, addressed by the task
 // (/api/tasks/{task_id}/webhook...). Records are documented here and in
-// OpenAPI; the receiver lives in webhooks_ingest.go.
+// OpenAPI; the receiver lives in webhooks_receive.go and its engine in
+// server/webhook/pipeline.
 
 const (
 	routingFirstMatch = "first_match"
-	routingFanOut     = "fan_out"
 	defaultOverlap    = 24 * time.Hour
 )
 
@@ -126,7 +127,7 @@ func (s *Server) webhookOut(h *store.Webhook, secret []byte) WebhookOut {
 		v := string(secret)
 		o.Secret = &v
 	}
-	f := s.wh.failures(h.TaskID)
+	f := s.wh.Failures(h.TaskID)
 	o.VerificationFailures = WebhookFailures{Count: f.Count, LastCode: f.Code}
 	if f.Count > 0 {
 		o.VerificationFailures.LastAt = &f.At
@@ -219,7 +220,7 @@ func (s *Server) handlePutWebhook(c *Ctx) error {
 	var setSecret store.SetWebhookSecret
 	if shown != nil {
 		setSecret = func(w, _ *store.Webhook) error {
-			ct, kid, err := s.secrets.Seal(webhookAAD(id), shown)
+			ct, kid, err := s.secrets.Seal(pipeline.AAD(id), shown)
 			if err != nil {
 				return err
 			}
@@ -232,7 +233,7 @@ func (s *Server) handlePutWebhook(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.wh.forget(id)
+	s.wh.Forget(id)
 	action := "webhook.updated"
 	if created {
 		action = "webhook.created"
@@ -260,7 +261,7 @@ func (s *Server) handleDeleteWebhook(c *Ctx) error {
 	if err := s.db.DeleteWebhook(c.Context(), c.OrgID(), c.ProjectID(), id); err != nil {
 		return err
 	}
-	s.wh.forget(id)
+	s.wh.Forget(id)
 	c.Audit("webhook.deleted", "success", "task", id, nil)
 	return c.NoContent()
 }
@@ -293,7 +294,7 @@ func (s *Server) handleRotateWebhook(c *Ctx) error {
 	// transaction, never as read before it (a vault rotation may have
 	// re-encrypted it meanwhile).
 	rotate := func(w, old *store.Webhook) error {
-		ct, kid, err := s.secrets.Seal(webhookAAD(id), secret)
+		ct, kid, err := s.secrets.Seal(pipeline.AAD(id), secret)
 		if err != nil {
 			return err
 		}
@@ -309,7 +310,7 @@ func (s *Server) handleRotateWebhook(c *Ctx) error {
 	if _, err := s.db.SaveWebhook(c.Context(), h, rotate); err != nil {
 		return err
 	}
-	s.wh.forget(id)
+	s.wh.Forget(id)
 	c.Audit("webhook.secret_rotated", "success", "task", id, map[string]any{"overlap_seconds": int(overlap.Seconds())})
 	return c.JSON(200, s.webhookOut(h, secret))
 }
@@ -323,26 +324,26 @@ func (s *Server) handleTestWebhook(c *Ctx) error {
 	if _, err := s.db.FindWebhook(c.Context(), c.OrgID(), c.ProjectID(), id); err != nil {
 		return err
 	}
-	st, err := s.wh.lookup(c.Context(), id)
+	st, err := s.wh.Lookup(c.Context(), id)
 	if store.IsNotFound(err) {
 		return &store.Error{Code: store.EConflict, Message: "the webhook or its task is disabled", Reason: "webhook_disabled"}
 	}
 	if err != nil {
 		return err
 	}
-	p := webhook.Provider(st.hook.Provider)
+	p := webhook.Provider(st.Webhook.Provider)
 	body := webhook.Sample(p)
 	h := webhook.SampleHeaders(p)
 	var secret []byte
-	if len(st.secrets) > 0 {
-		secret = st.secrets[0]
+	if len(st.Secrets) > 0 {
+		secret = st.Secrets[0]
 	}
-	signDelivery(webhook.Scheme(st.hook.Scheme), secret, h, body, s.Now())
-	ack, err := s.ingest(c.Context(), st, h, body, ingestOpts{test: true})
+	signDelivery(webhook.Scheme(st.Webhook.Scheme), secret, h, body, s.Now())
+	ack, err := s.ingest(c.Context(), st, h, body, pipeline.Opts{Test: true})
 	if err != nil {
 		return err
 	}
 	ev, _ := webhook.Parse(p, h, body)
 	c.Audit("webhook.tested", "success", "task", id, map[string]any{"event_id": ack.EventID})
-	return c.JSON(202, WebhookTestOut{EventID: ack.EventID, Status: ack.Status, Provider: string(p), Scheme: st.hook.Scheme, Type: ev.Type})
+	return c.JSON(202, WebhookTestOut{EventID: ack.EventID, Status: ack.Status, Provider: string(p), Scheme: st.Webhook.Scheme, Type: ev.Type})
 }

@@ -2,9 +2,9 @@ package server
 
 import (
 	"encoding/json"
-	"net/http"
 	"time"
 
+	"github.com/opsagent/opsagent/server/webhook/pipeline"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -206,7 +206,7 @@ func (s *Server) replay(c *Ctx, taskID string, ids []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.wh.lookup(c.Context(), taskID)
+	st, err := s.wh.Lookup(c.Context(), taskID)
 	if store.IsNotFound(err) {
 		return &store.Error{Code: store.EConflict, Message: "the webhook or its task is disabled", Reason: "webhook_disabled"}
 	}
@@ -229,13 +229,8 @@ func (s *Server) replay(c *Ctx, taskID string, ids []string) error {
 		case e.Body == nil:
 			it.Status = "body_not_kept"
 		default:
-			hdr := http.Header{}
-			var hm map[string]string
-			_ = json.Unmarshal([]byte(e.Headers), &hm)
-			for k, v := range hm {
-				hdr.Set(k, v)
-			}
-			ack, err := s.ingest(c.Context(), st, hdr, e.Body, ingestOpts{replayOf: e.ID, skipVerify: true, verification: e.Verification})
+			ack, err := s.ingest(c.Context(), st, pipeline.StoredHeaders(e.Headers), e.Body,
+				pipeline.Opts{ReplayOf: e.ID, SkipVerify: true, Verification: e.Verification})
 			if err != nil {
 				return err
 			}

@@ -2,14 +2,17 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server/webhook/pipeline"
 )
 
 // installWebhooks sets up the receiver's state, the approval handlers and
 // the incident archiver. New calls it before the route table is built.
 func (s *Server) installWebhooks() {
-	s.wh = newWebhookService(s)
+	s.wh = pipeline.New(pipeline.Deps{DB: s.db, Secrets: s.secrets, WakeTasks: func() { s.tasks.Wake() },
+		Archive: s.archiveIncident, Logger: s.log, Now: func() time.Time { return s.Now() }})
 	s.approvalHandlers = map[string]ApprovalHandler{"webhook_event": approveWebhookEvent}
 	if s.incidentArchiver == nil {
 		s.incidentArchiver = ragArchiver{kb: s.rag}

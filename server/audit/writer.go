@@ -1,8 +1,12 @@
-package server
+// Package audit is the audit log's writer: it appends events in batches
+// from one goroutine, which alone extends each org's hash chain.
+//
+// It imports store only; the HTTP side (server) turns requests into
+// records and calls Enqueue, and the audit routes call Flush before they read.
+package audit
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,7 +14,13 @@ import (
 	"github.com/opsagent/opsagent/store"
 )
 
-// auditWriter appends audit events from one goroutine in batches.
+// Appender stores a batch of records in one transaction, chaining each to
+// the last event of its org (*store.DB does).
+type Appender interface {
+	AppendAudit(ctx context.Context, events []*store.AuditRecord) error
+}
+
+// Writer appends audit events from one goroutine in batches.
 //
 // Why a buffered writer rather than writing inside each handler's
 // transaction: the database has one writer connection, and the events that
@@ -23,37 +33,42 @@ import (
 // sees every event written before its request), and Close drains the queue
 // at shutdown. A full queue blocks the caller (back-pressure) rather than
 // dropping events; a failed commit is retried, then the events are logged.
-type auditWriter struct {
-	db     *store.DB
+type Writer struct {
+	db     Appender
 	log    *slog.Logger
-	ch     chan auditItem
+	ch     chan item
 	done   chan struct{}
 	mu     sync.RWMutex
 	closed bool
 }
 
-type auditItem struct {
+type item struct {
 	rec     *store.AuditRecord
 	barrier chan struct{}
 }
 
 const (
-	auditQueue    = 4096
-	auditMaxBatch = 256
+	queueSize = 4096
+	maxBatch  = 256
+	attempts  = 3
 )
 
-func newAuditWriter(db *store.DB, log *slog.Logger) *auditWriter {
-	w := &auditWriter{db: db, log: log, ch: make(chan auditItem, auditQueue), done: make(chan struct{})}
+// New starts a writer over db; Close stops it.
+func New(db Appender, log *slog.Logger) *Writer {
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &Writer{db: db, log: log, ch: make(chan item, queueSize), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-func (w *auditWriter) run() {
+func (w *Writer) run() {
 	defer close(w.done)
 	for first := range w.ch {
-		batch := []auditItem{first}
+		batch := []item{first}
 	drain:
-		for len(batch) < auditMaxBatch {
+		for len(batch) < maxBatch {
 			select {
 			case it, ok := <-w.ch:
 				if !ok {
@@ -68,7 +83,7 @@ func (w *auditWriter) run() {
 	}
 }
 
-func (w *auditWriter) commit(batch []auditItem) {
+func (w *Writer) commit(batch []item) {
 	var recs []*store.AuditRecord
 	for _, it := range batch {
 		if it.rec != nil {
@@ -77,7 +92,7 @@ func (w *auditWriter) commit(batch []auditItem) {
 	}
 	if len(recs) > 0 {
 		var err error
-		for attempt := 0; attempt < 3; attempt++ {
+		for attempt := 0; attempt < attempts; attempt++ {
 			// Its own context: an event outlives the request that caused it.
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			err = w.db.AppendAudit(ctx, recs)
@@ -102,26 +117,26 @@ func (w *auditWriter) commit(batch []auditItem) {
 }
 
 // Enqueue queues rec; after Close it is written synchronously.
-func (w *auditWriter) Enqueue(rec *store.AuditRecord) {
+func (w *Writer) Enqueue(rec *store.AuditRecord) {
 	w.mu.RLock()
 	if !w.closed {
-		w.ch <- auditItem{rec: rec}
+		w.ch <- item{rec: rec}
 		w.mu.RUnlock()
 		return
 	}
 	w.mu.RUnlock()
-	w.commit([]auditItem{{rec: rec}})
+	w.commit([]item{{rec: rec}})
 }
 
 // Flush waits until every event queued before it is committed.
-func (w *auditWriter) Flush(ctx context.Context) error {
+func (w *Writer) Flush(ctx context.Context) error {
 	b := make(chan struct{})
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
 		return nil
 	}
-	w.ch <- auditItem{barrier: b}
+	w.ch <- item{barrier: b}
 	w.mu.RUnlock()
 	select {
 	case <-b:
@@ -132,7 +147,7 @@ func (w *auditWriter) Flush(ctx context.Context) error {
 }
 
 // Close drains the queue and stops the goroutine; it is safe to call twice.
-func (w *auditWriter) Close() {
+func (w *Writer) Close() {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -142,31 +157,4 @@ func (w *auditWriter) Close() {
 	close(w.ch)
 	w.mu.Unlock()
 	<-w.done
-}
-
-// writeAudit is the audit hook: it stamps the event with the server clock
-// and queues it. It never fails the request.
-func (s *Server) writeAudit(ctx context.Context, e AuditEvent) {
-	markAudited(ctx)
-	if e.OrgID == "" && e.ActorUserID != "" {
-		// Events before an org is chosen (failed sign-ins, second factors)
-		// belong to the user's current org, where its admins will look.
-		if u, err := s.db.FindUserByID(ctx, e.ActorUserID); err == nil {
-			e.OrgID = u.CurrentOrgID
-		}
-	}
-	if e.OrgID == "" {
-		// No tenant to file it under (an unknown address): the log keeps it.
-		loggerFrom(ctx).Info("audit", "action", e.Action, "outcome", e.Outcome, "ip", e.IP, "target", e.TargetID)
-		return
-	}
-	detail := "{}"
-	if len(e.Detail) > 0 {
-		if b, err := json.Marshal(e.Detail); err == nil {
-			detail = string(b)
-		}
-	}
-	s.auditLog.Enqueue(&store.AuditRecord{ID: store.NewID(), OrgID: e.OrgID, ProjectID: e.ProjectID, ActorUserID: e.ActorUserID,
-		ActorKeyID: e.ActorKeyID, Action: e.Action, Outcome: e.Outcome, TargetType: e.TargetType, TargetID: e.TargetID,
-		IP: e.IP, UserAgent: e.UserAgent, Detail: detail, CreatedAt: s.Now()})
 }

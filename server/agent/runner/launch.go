@@ -1,4 +1,4 @@
-package server
+package runner
 
 import (
 	"context"
@@ -9,21 +9,29 @@ import (
 	"github.com/opsagent/opsagent/store"
 )
 
+// Launch runs the first turn of a chat session just created (and marked
+// running) with prompt, in the background: the caller may go away, the turn
+// goes on. Its events are followable (Subscribe) as soon as Launch returns.
+func (r *Runner) Launch(info RunInfo, prompt, agentType string) error {
+	spec := turnSpec{info: info, history: []llm.Message{{Role: llm.RoleUser, Content: prompt}}, turn: 1,
+		maxSteps: chatMaxSteps, agentTyp: agentType}
+	return r.launch(spec, 1, TurnTimeout)
+}
+
 // launch runs a chat, resume or approval turn of a session already marked
-// running, in the background under the runner's context: the caller (a
-// request) may go away, the turn goes on. The returned liveRun's hub is
+// running, in the background under the runner's context. The turn's hub is
 // registered before launch returns, so a viewer can attach at once.
-func (r *agentRunner) launch(spec turnSpec, firstSeq int64, timeout time.Duration) (*liveRun, error) {
+func (r *Runner) launch(spec turnSpec, firstSeq int64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(r.base, timeout)
-	lr := &liveRun{hub: newSessionHub(firstSeq), cancel: cancel, saved: make(chan struct{}), finished: make(chan struct{})}
+	lr := &liveRun{hub: newHub(firstSeq), cancel: cancel, saved: make(chan struct{}), finished: make(chan struct{})}
 	if !r.register(spec.info.SessionID, lr) {
 		cancel()
-		return nil, errSessionBusy
+		return ErrBusy
 	}
 	persisted := make(chan struct{})
 	go func() {
 		defer close(persisted)
-		r.s.persistHub(spec.info.SessionID, lr.hub)
+		r.persist(spec.info.SessionID, lr.hub)
 	}()
 	r.wg.Add(1)
 	go func() {
@@ -38,11 +46,11 @@ func (r *agentRunner) launch(spec turnSpec, firstSeq int64, timeout time.Duratio
 		close(lr.finished)
 		r.unregister(spec.info.SessionID, lr)
 	}()
-	return lr, nil
+	return nil
 }
 
 // save writes a chat turn's outcome and publishes its last events.
-func (r *agentRunner) save(ctx context.Context, spec turnSpec, lr *liveRun, res turnResult, took time.Duration) {
+func (r *Runner) save(ctx context.Context, spec turnSpec, lr *liveRun, res turnResult, took time.Duration) {
 	status := sessionStatus(res.status)
 	lr.mu.Lock()
 	by := lr.cancelledBy
@@ -53,7 +61,7 @@ func (r *agentRunner) save(ctx context.Context, spec turnSpec, lr *liveRun, res 
 	case by != "" && res.status == agent.StatusCancelled:
 		res.reason = "cancelled by " + by
 	case res.status == agent.StatusTimeout:
-		res.reason = "the turn exceeded its time limit of " + chatTurnTimeout.String()
+		res.reason = "the turn exceeded its time limit of " + TurnTimeout.String()
 	}
 	approvalID := ""
 	if res.status == agent.StatusWaitingApproval {
@@ -62,14 +70,14 @@ func (r *agentRunner) save(ctx context.Context, spec turnSpec, lr *liveRun, res 
 	msgs, pending := encodeTranscript(res.messages, res.pending)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	_, err := r.s.db.EndTurn(wctx, spec.info.SessionID, store.TurnEnd{Status: status, WaitingApproval: res.pending != nil,
+	_, err := r.d.DB.EndTurn(wctx, spec.info.SessionID, store.TurnEnd{Status: status, WaitingApproval: res.pending != nil,
 		Reason: res.reason, Summary: res.summary, Model: res.model, TokensIn: int64(res.usage.InputTokens),
 		TokensOut: int64(res.usage.OutputTokens), Cost: res.cost, Duration: took, Steps: res.steps,
 		ToolCalls: res.toolCalls, Messages: msgs, Pending: pending})
 	if err != nil {
 		r.log.Error("agent: turn outcome not saved", "session_id", spec.info.SessionID, "err", err)
 	}
-	sess, _ := r.s.db.FindProjectSession(wctx, spec.info.OrgID, spec.info.ProjectID, spec.info.SessionID)
+	sess, _ := r.d.DB.FindProjectSession(wctx, spec.info.OrgID, spec.info.ProjectID, spec.info.SessionID)
 	if sess != nil {
 		status = sess.Status
 	}
@@ -77,8 +85,9 @@ func (r *agentRunner) save(ctx context.Context, spec turnSpec, lr *liveRun, res 
 	r.log.Info("agent turn ended", "session_id", spec.info.SessionID, "status", status, "steps", res.steps, "cost", res.cost)
 }
 
-// cancelLive cancels a session's turn in progress; false when none is live.
-func (r *agentRunner) cancelLive(ctx context.Context, sessionID, by string) bool {
+// Cancel cancels a session's turn in progress, noting who did, and waits
+// (bounded) for it to be saved; false when none is live.
+func (r *Runner) Cancel(ctx context.Context, sessionID, by string) bool {
 	lr := r.liveRun(sessionID)
 	if lr == nil {
 		return false
@@ -95,45 +104,45 @@ func (r *agentRunner) cancelLive(ctx context.Context, sessionID, by string) bool
 	return true
 }
 
-// continueTurn starts the next turn of a finished session with a new user
-// prompt (chat or resume): history from its transcript.
-func (r *agentRunner) continueTurn(ctx context.Context, info AgentRunInfo, prompt, idemKey string) (*store.Turn, *liveRun, error) {
+// Continue starts the next turn of a finished session with a new user
+// prompt (chat or resume): history from its transcript. A replayed
+// idempotency key returns the turn it started (Replayed) and runs nothing.
+func (r *Runner) Continue(ctx context.Context, info RunInfo, prompt, idemKey string) (*store.Turn, error) {
 	r.settle(ctx, info.SessionID)
-	t, err := r.s.db.BeginTurn(ctx, info.OrgID, info.ProjectID, info.SessionID, idemKey)
+	t, err := r.d.DB.BeginTurn(ctx, info.OrgID, info.ProjectID, info.SessionID, idemKey)
 	if err != nil || t.Replayed {
-		return t, nil, err
+		return t, err
 	}
-	tr, err := r.s.db.FindTranscript(ctx, info.OrgID, info.SessionID)
+	tr, err := r.d.DB.FindTranscript(ctx, info.OrgID, info.SessionID)
 	if err == nil {
 		var msgs []llm.Message
-		if msgs, _, err = decodeTranscript(tr); err == nil {
+		if msgs, _, err = DecodeTranscript(tr); err == nil {
 			sess := t.Session
 			info.Source, info.TriggerSource, info.TaskID = sess.Source, sess.TriggerSource, sess.TaskID
 			spec := turnSpec{info: info, history: append(msgs, llm.Message{Role: llm.RoleUser, Content: prompt}),
 				turn: t.Turn, maxSteps: chatMaxSteps, agentTyp: sess.AgentType}
-			var lr *liveRun
-			if lr, err = r.launch(spec, t.FirstSeq, chatTurnTimeout); err == nil {
-				return t, lr, nil
+			if err = r.launch(spec, t.FirstSeq, TurnTimeout); err == nil {
+				return t, nil
 			}
 		}
 	}
 	// The turn was begun but cannot run: end it failed so the session is not stuck running.
 	r.log.Error("agent: turn could not start", "session_id", info.SessionID, "err", err)
-	_, _ = r.s.db.EndTurn(context.WithoutCancel(ctx), info.SessionID, store.TurnEnd{Status: store.SessionFailed,
+	_, _ = r.d.DB.EndTurn(context.WithoutCancel(ctx), info.SessionID, store.TurnEnd{Status: store.SessionFailed,
 		Reason: "internal error: the turn could not start", Messages: "[]"})
-	return nil, nil, err
+	return nil, err
 }
 
-// resumeApproved continues a session that waited for a decision on a tool
-// call: the s.agent.resume hook. A task run blocked in Execute gets the
-// decision directly; a chat session is continued in the background.
-func (r *agentRunner) resumeApproved(ctx context.Context, info AgentRunInfo, d agent.Approval) error {
+// Resume continues a session that waited for a decision on a tool call. A
+// task run blocked in Execute gets the decision directly; a chat session is
+// continued in the background.
+func (r *Runner) Resume(ctx context.Context, info RunInfo, d agent.Approval) error {
 	if lr := r.liveRun(info.SessionID); lr != nil && lr.decide != nil {
 		select {
 		case lr.decide <- d:
 			return nil
 		default:
-			return errSessionBusy
+			return ErrBusy
 		}
 	} else if lr != nil {
 		// The chat turn that stopped for this approval records the approval
@@ -147,43 +156,43 @@ func (r *agentRunner) resumeApproved(ctx context.Context, info AgentRunInfo, d a
 		case <-time.After(10 * time.Second):
 		}
 	}
-	sess, err := r.s.db.FindAgentSession(ctx, info.OrgID, info.SessionID)
+	sess, err := r.d.DB.FindAgentSession(ctx, info.OrgID, info.SessionID)
 	if err != nil {
 		return err
 	}
-	tr, err := r.s.db.FindTranscript(ctx, info.OrgID, info.SessionID)
+	tr, err := r.d.DB.FindTranscript(ctx, info.OrgID, info.SessionID)
 	if err != nil {
 		return err
 	}
-	msgs, pending, err := decodeTranscript(tr)
+	msgs, pending, err := DecodeTranscript(tr)
 	if err != nil {
 		return err
 	}
 	if pending == nil || pending.Call.ID != d.CallID {
 		return &store.Error{Code: store.EConflict, Message: "the session is not waiting for a decision on this call", Reason: "not_waiting"}
 	}
-	ok, err := r.s.db.ClaimApprovalWait(ctx, info.OrgID, info.SessionID)
+	ok, err := r.d.DB.ClaimApprovalWait(ctx, info.OrgID, info.SessionID)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return &store.Error{Code: store.EConflict, Message: "the session is no longer waiting for this decision", Reason: "not_waiting"}
 	}
-	last, err := r.s.db.LastSessionSeq(ctx, info.SessionID)
+	last, err := r.d.DB.LastSessionSeq(ctx, info.SessionID)
 	if err != nil {
 		return err
 	}
-	full, err := r.s.db.FindProjectSession(ctx, info.OrgID, sess.ProjectID, info.SessionID)
+	full, err := r.d.DB.FindProjectSession(ctx, info.OrgID, sess.ProjectID, info.SessionID)
 	if err != nil {
 		return err
 	}
 	info.ProjectID, info.Source, info.TriggerSource, info.TaskID = sess.ProjectID, sess.Source, sess.TriggerSource, sess.TaskID
 	spec := turnSpec{info: info, history: msgs, approval: &d, turn: full.Turns, maxSteps: chatMaxSteps, agentTyp: sess.AgentType}
-	if _, err = r.launch(spec, last+1, chatTurnTimeout); err != nil {
+	if err = r.launch(spec, last+1, TurnTimeout); err != nil {
 		// Claimed but it cannot run: end the session failed rather than
 		// leave it running with nobody to continue it.
 		r.log.Error("agent: approved session could not continue", "session_id", info.SessionID, "err", err)
-		_, _ = r.s.db.EndTurn(context.WithoutCancel(ctx), info.SessionID, store.TurnEnd{Status: store.SessionFailed,
+		_, _ = r.d.DB.EndTurn(context.WithoutCancel(ctx), info.SessionID, store.TurnEnd{Status: store.SessionFailed,
 			Reason: "internal error: the session could not continue after the decision", Messages: tr.Messages, Pending: tr.Pending})
 	}
 	return err

@@ -1,4 +1,4 @@
-package server
+package runner
 
 import (
 	"context"
@@ -16,23 +16,23 @@ import (
 // owns its final status, tokens and cost (from the Outcome); this saves the
 // transcript and counters and streams events like any other turn. A run that
 // stops for an approval waits here, inside its timeout, for the decision.
-func (r *agentRunner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Outcome, error) {
-	info := AgentRunInfo{OrgID: run.OrgID, ProjectID: run.ProjectID, SessionID: run.SessionID, TaskID: run.TaskID,
+func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Outcome, error) {
+	info := RunInfo{OrgID: run.OrgID, ProjectID: run.ProjectID, SessionID: run.SessionID, TaskID: run.TaskID,
 		UserID: run.CreatedBy, Source: store.SourceTask, TriggerSource: run.TriggerSource}
-	last, err := r.s.db.LastSessionSeq(ctx, run.SessionID)
+	last, err := r.d.DB.LastSessionSeq(ctx, run.SessionID)
 	if err != nil {
 		return scheduler.Outcome{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lr := &liveRun{hub: newSessionHub(last + 1), cancel: cancel, finished: make(chan struct{}), decide: make(chan agent.Approval, 1)}
+	lr := &liveRun{hub: newHub(last + 1), cancel: cancel, finished: make(chan struct{}), decide: make(chan agent.Approval, 1)}
 	if !r.register(run.SessionID, lr) {
 		return scheduler.Outcome{}, errors.New("the session already has a run in progress")
 	}
 	persisted := make(chan struct{})
 	go func() {
 		defer close(persisted)
-		r.s.persistHub(run.SessionID, lr.hub)
+		r.persist(run.SessionID, lr.hub)
 	}()
 	defer func() {
 		lr.hub.close()
@@ -54,7 +54,7 @@ func (r *agentRunner) Execute(ctx context.Context, run *scheduler.Run) (schedule
 		res.usage, res.cost, res.steps = total.usage, total.cost, total.steps
 		msgs, pending := encodeTranscript(res.messages, res.pending)
 		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		_, err := r.s.db.EndTurn(wctx, run.SessionID, store.TurnEnd{CountersOnly: true, WaitingApproval: res.pending != nil,
+		_, err := r.d.DB.EndTurn(wctx, run.SessionID, store.TurnEnd{CountersOnly: true, WaitingApproval: res.pending != nil,
 			Steps: turnSteps, ToolCalls: res.toolCalls, Messages: msgs, Pending: pending})
 		wcancel()
 		if err != nil {
@@ -64,10 +64,7 @@ func (r *agentRunner) Execute(ctx context.Context, run *scheduler.Run) (schedule
 			return r.taskOutcome(ctx, lr, res)
 		}
 		approvalID := r.requestApproval(context.WithoutCancel(ctx), info, res.pending)
-		now := r.s.Now()
-		lr.hub.publish(string(agent.EventApprovalRequired), ApprovalRequiredOut{ApprovalRequired: agent.ApprovalRequired{
-			Step: res.pending.Step, CallID: res.pending.Call.ID, Name: res.pending.Call.Name,
-			Arguments: res.pending.Call.Arguments, Reason: res.pending.Reason}, ApprovalID: approvalID}, now)
+		r.publishApproval(lr.hub, res.pending, approvalID)
 		select {
 		case d := <-lr.decide:
 			spec.history, spec.approval, spec.turn = res.messages, &d, spec.turn+1
@@ -84,7 +81,7 @@ func (r *agentRunner) Execute(ctx context.Context, run *scheduler.Run) (schedule
 
 // taskOutcome publishes done and turns a task turn's result into the
 // scheduler's Outcome.
-func (r *agentRunner) taskOutcome(ctx context.Context, lr *liveRun, res turnResult) (scheduler.Outcome, error) {
+func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, res turnResult) (scheduler.Outcome, error) {
 	status := sessionStatus(res.status)
 	lr.mu.Lock()
 	if lr.cancelledBy != "" && res.status == agent.StatusCancelled {

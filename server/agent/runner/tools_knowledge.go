@@ -1,4 +1,4 @@
-package server
+package runner
 
 import (
 	"context"
@@ -36,8 +36,7 @@ const (
 		"required":["query"],"additionalProperties":false}`
 )
 
-func (r *agentRunner) knowledgeTools(info AgentRunInfo) []agent.Tool {
-	kb := r.s.knowledge
+func knowledgeTools(kb *knowledge.Base, info RunInfo) []agent.Tool {
 	return []agent.Tool{
 		agent.FuncTool{IsReadOnly: true, Definition: llm.ToolSpec{Name: "search_knowledge",
 			Description: "Search the project's knowledge base (runbooks, facts, past incidents, memories) and return the best matching passages.",

@@ -1,0 +1,199 @@
+// Package runner runs agent turns in the background, persists their events
+// and transcripts, keeps sessions' rows up to date, and lets any number of
+// viewers follow a live turn. It is also the task scheduler's Executor.
+//
+// A run goes on when the browser that started it closes: the HTTP side
+// (server) only translates requests into Launch, Continue, Resume, Cancel
+// and Subscribe, and writes the Events it gets as server-sent events.
+//
+// It imports store, scheduler, the agent loop and its LLM clients, the
+// knowledge base and the secret keeper; never package server.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/opsagent/opsagent/scheduler"
+	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/knowledge"
+	"github.com/opsagent/opsagent/server/secrets"
+	"github.com/opsagent/opsagent/store"
+)
+
+// Limits of one turn started from chat or resume (task runs carry their own).
+const (
+	TurnTimeout  = 15 * time.Minute
+	chatMaxSteps = agent.DefaultMaxSteps
+	// interruptedReason is the reason of a turn cut by a shutdown.
+	interruptedReason = "interrupted: the server shut down while this run was in progress"
+)
+
+// LLMKeys resolves an org's own LLM credential (*secrets.Keeper does); a
+// not-found error means the server's settings apply.
+type LLMKeys interface {
+	LLMKey(ctx context.Context, orgID string) (*secrets.LLMKey, error)
+}
+
+// Deps are what a Runner is built from.
+type Deps struct {
+	DB        *store.DB
+	Knowledge *knowledge.Base // the search_knowledge, remember and recall tools
+	Keys      LLMKeys
+	// LLM is the server's own provider settings (Provider, BaseURL, APIKey,
+	// Model); an org's key from Keys overrides them.
+	LLM    llm.Config
+	Prices llm.Prices
+	Policy Policy // nil: no tools, gate, budget or obligations beyond the runner's own
+	Logger *slog.Logger
+	Now    func() time.Time // the server's clock (tests move it)
+}
+
+// Runner runs agent turns; build it with New and end it with Stop.
+type Runner struct {
+	d   Deps
+	log *slog.Logger
+
+	base   context.Context // chat turns run under it; cancelled by Stop
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	live map[string]*liveRun // session id -> its turn in progress
+}
+
+// liveRun is a turn in progress.
+type liveRun struct {
+	hub      *hub
+	cancel   context.CancelFunc
+	saved    chan struct{} // closed once the turn's outcome is in the session row
+	finished chan struct{} // closed once, besides, its events are persisted
+	// decide receives the decision for a task run blocked on an approval.
+	decide chan agent.Approval
+
+	mu          sync.Mutex
+	cancelledBy string // set by Cancel before cancel()
+}
+
+// New builds a runner over d.
+func New(d Deps) *Runner {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = func() time.Time { return time.Now().UTC() }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runner{d: d, log: d.Logger.With("component", "agent"), base: ctx, cancel: cancel, live: map[string]*liveRun{}}
+}
+
+// Recover fails chats a stopped process left running (task runs are the
+// task scheduler's to recover; waits for approval survive a restart).
+func (r *Runner) Recover(ctx context.Context) {
+	n, err := r.d.DB.FailInterruptedChats(ctx, "interrupted: the server stopped while this session was running")
+	if err != nil {
+		r.log.Error("agent: recovering interrupted sessions", "err", err)
+	} else if n > 0 {
+		r.log.Warn("agent: sessions interrupted by the last stop marked failed", "count", n)
+	}
+}
+
+// Stop cancels every chat turn and waits for them to be saved.
+func (r *Runner) Stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+// Live reports whether the session has a turn in progress.
+func (r *Runner) Live(sessionID string) bool { return r.liveRun(sessionID) != nil }
+
+func (r *Runner) hub(sessionID string) *hub {
+	if lr := r.liveRun(sessionID); lr != nil {
+		return lr.hub
+	}
+	return nil
+}
+
+func (r *Runner) liveRun(sessionID string) *liveRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live[sessionID]
+}
+
+// settle waits for a turn that has saved its outcome but is still writing
+// its last events, so the next turn numbers its events after them. A turn
+// still running is not waited for: the caller's BeginTurn answers 409.
+func (r *Runner) settle(ctx context.Context, sessionID string) {
+	if lr := r.liveRun(sessionID); lr != nil && lr.saved != nil {
+		select {
+		case <-lr.saved:
+		default:
+			return
+		}
+		select {
+		case <-lr.finished:
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// register makes a turn live; false when the session already has one.
+func (r *Runner) register(sessionID string, lr *liveRun) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live[sessionID] != nil {
+		return false
+	}
+	r.live[sessionID] = lr
+	return true
+}
+
+func (r *Runner) unregister(sessionID string, lr *liveRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live[sessionID] == lr {
+		delete(r.live, sessionID)
+	}
+}
+
+// provider is the LLM for one run of orgID: the org's own key from the
+// vault, else the server's settings. With neither, the error is
+// scheduler.ErrNoLLM, which names the OPSAGENT_LLM_* variables.
+func (r *Runner) provider(ctx context.Context, orgID string) (llm.Provider, string, error) {
+	c := r.d.LLM
+	c.Logger = r.log
+	if r.d.Keys != nil {
+		key, err := r.d.Keys.LLMKey(ctx, orgID)
+		switch {
+		case err == nil:
+			if key.Provider != "" && key.Provider != c.Provider {
+				c.Provider, c.BaseURL, c.Model = key.Provider, "", "" // the server's URL and model belong to another API
+			}
+			if key.BaseURL != "" {
+				c.BaseURL = key.BaseURL
+			}
+			if key.Model != "" {
+				c.Model = key.Model
+			}
+			c.APIKey = key.APIKey
+		case !store.IsNotFound(err):
+			return nil, "", fmt.Errorf("the organization's LLM key could not be read: %w", err)
+		}
+	}
+	if c.Provider == "" {
+		return nil, "", scheduler.ErrNoLLM
+	}
+	p, err := llm.New(c)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, c.Model, nil
+}
+
+// ErrBusy answers a turn for a session that already has one in progress.
+var ErrBusy = &store.Error{Code: store.EConflict, Message: "session is running; wait for it to finish or cancel it", Reason: "session_running"}

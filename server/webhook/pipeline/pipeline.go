@@ -1,0 +1,244 @@
+// Package pipeline is the webhook engine: it verifies, redacts, normalizes
+// and durably stores deliveries (Ingest, through one group-commit writer),
+// then dispatches them (rules, correlation into incidents, task runs) from
+// the durable queue, so an event acknowledged just before a crash is
+// dispatched after the restart.
+//
+// It imports store, the webhook provider package, ratelimit and vault; the
+// HTTP side (server) looks a webhook up, calls Ingest and answers its Ack.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/opsagent/opsagent/server/ratelimit"
+	"github.com/opsagent/opsagent/server/webhook"
+	"github.com/opsagent/opsagent/store"
+	"github.com/opsagent/opsagent/vault"
+)
+
+// Receiver limits.
+const (
+	MaxBody     = 1 << 20   // bytes of a delivery; 413 above
+	queueSize   = 8192      // deliveries waiting for the writer
+	maxBatch    = queueSize // events per group commit: whatever is queued
+	cacheTTL    = time.Second
+	linger      = 5 * time.Millisecond // longest a group commit under load collects deliveries
+	gap         = time.Millisecond     // ... or waits for the next one
+	maxIdemKey  = 200
+	maxHeaders  = 64
+	maxHeaderSz = 1024
+)
+
+// RoutingFanOut is the routing mode in which every matching rule fires
+// (otherwise the first match wins).
+const RoutingFanOut = "fan_out"
+
+// Unsealer decrypts a webhook's secrets (*secrets.Keeper does, following
+// vault rotations run by another process).
+type Unsealer interface {
+	Unseal(aad string, ct []byte) ([]byte, error)
+}
+
+// Deps are what a Pipeline is built from.
+type Deps struct {
+	DB      *store.DB
+	Secrets Unsealer
+	// WakeTasks tells the task scheduler that runs were queued.
+	WakeTasks func()
+	// Archive files an incident a provider resolved (off the writer's goroutine).
+	Archive func(ctx context.Context, inc *store.Incident)
+	Logger  *slog.Logger
+	Now     func() time.Time // the server's clock (tests move it)
+}
+
+// Pipeline is the receiver's state: the config cache, the ingest queue and
+// its single writer, the dispatcher wake-up and the verification failure
+// counters.
+type Pipeline struct {
+	d       Deps
+	log     *slog.Logger
+	mu      sync.Mutex
+	cache   map[string]*Hook
+	queue   chan ingestReq
+	wake    chan struct{}
+	wg      sync.WaitGroup
+	running bool
+	fails   map[string]Failures
+	// dispatchMu: one dispatch pass at a time (loop, tests, replays).
+	dispatchMu sync.Mutex
+	conds      sync.Map // compiled conditions, keyed by rule id and version
+	// parsed hands each committed event's normalized form to the
+	// dispatcher so it does not decode the body a second time; events it
+	// lacks (after a restart, or past the bound) are parsed from the store.
+	parsedMu sync.Mutex
+	parsed   map[string]webhook.Event
+	// archive: incidents resolved in the ingest transaction, archived by
+	// the dispatcher goroutine (guarded by parsedMu).
+	archive []*store.Incident
+}
+
+// New builds a pipeline; Start runs its writer and dispatcher.
+func New(d Deps) *Pipeline {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if d.WakeTasks == nil {
+		d.WakeTasks = func() {}
+	}
+	if d.Archive == nil {
+		d.Archive = func(context.Context, *store.Incident) {}
+	}
+	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, queue: make(chan ingestReq, queueSize),
+		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{}}
+}
+
+// Start runs the ingest writer and the dispatcher until the returned stop
+// is called. They use their own context, not the server's base context:
+// requests drain during shutdown and still need the writer to answer them.
+func (p *Pipeline) Start() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.mu.Lock()
+	p.running = true
+	p.mu.Unlock()
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); p.writer(ctx) }()
+	go func() { defer p.wg.Done(); p.dispatcher(ctx) }()
+	p.kick()
+	return func() {
+		cancel()
+		p.wg.Wait()
+	}
+}
+
+func (p *Pipeline) kick() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// ErrNotFound is the one answer for an unknown task, another tenant's task
+// without a webhook, a disabled webhook and a disabled task: the receiver
+// never tells them apart.
+var ErrNotFound = store.NotFound("webhook")
+
+// Hook is a webhook as the receiver needs it: decrypted secrets and its
+// rate limiter, cached for a second so a delivery costs no vault decryption
+// and no extra read. Management writes drop the entry at once (Forget).
+type Hook struct {
+	Webhook *store.Webhook
+	Secrets [][]byte // current, then previous while its overlap lasts
+	loaded  time.Time
+	limiter *ratelimit.Limiter
+}
+
+// Forget drops a webhook from the cache after a management write.
+func (p *Pipeline) Forget(taskID string) {
+	p.mu.Lock()
+	delete(p.cache, taskID)
+	p.mu.Unlock()
+}
+
+// Lookup returns the receiver's view of a task's webhook, or ErrNotFound
+// when it does not exist or is disabled.
+func (p *Pipeline) Lookup(ctx context.Context, taskID string) (*Hook, error) {
+	now := p.d.Now()
+	p.mu.Lock()
+	st := p.cache[taskID]
+	p.mu.Unlock()
+	if st != nil && time.Since(st.loaded) < cacheTTL {
+		return st.check()
+	}
+	h, err := p.d.DB.FindWebhookForIngest(ctx, taskID)
+	if store.IsNotFound(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	secrets, err := p.secrets(h, now)
+	if errors.Is(err, vault.ErrNoMatchingKey) {
+		// A vault rotation re-encrypted the row and retired its key
+		// between the read and the decryption: the row read now is current.
+		if h, err = p.d.DB.FindWebhookForIngest(ctx, taskID); err != nil {
+			return nil, err
+		}
+		secrets, err = p.secrets(h, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	lim := ratelimit.New(max(h.RateLimit, 1), time.Minute)
+	lim.Now = func() time.Time { return p.d.Now() }
+	p.mu.Lock()
+	if old := p.cache[taskID]; old != nil && old.limiter.Limit == lim.Limit {
+		lim = old.limiter // keep the window's counts across reloads
+	}
+	st = &Hook{Webhook: h, Secrets: secrets, loaded: time.Now(), limiter: lim}
+	p.cache[taskID] = st
+	p.mu.Unlock()
+	return st.check()
+}
+
+func (st *Hook) check() (*Hook, error) {
+	if !st.Webhook.Enabled || !st.Webhook.TaskEnabled {
+		return nil, ErrNotFound
+	}
+	return st, nil
+}
+
+// secrets decrypts the current secret and, while its overlap lasts, the
+// previous one.
+func (p *Pipeline) secrets(h *store.Webhook, now time.Time) ([][]byte, error) {
+	var out [][]byte
+	aad := AAD(h.TaskID)
+	if len(h.SecretCT) > 0 {
+		pt, err := p.d.Secrets.Unseal(aad, h.SecretCT)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pt)
+	}
+	if len(h.PrevSecretCT) > 0 && h.PrevValidUntil != nil && now.Before(*h.PrevValidUntil) {
+		pt, err := p.d.Secrets.Unseal(aad, h.PrevSecretCT)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pt)
+	}
+	return out, nil
+}
+
+// AAD binds a webhook secret's ciphertext to its task.
+func AAD(taskID string) string { return "webhook:" + taskID }
+
+// Failures counts a webhook's failed verifications since the server started.
+type Failures struct {
+	Count int
+	At    time.Time
+	Code  string
+}
+
+func (p *Pipeline) recordFailure(taskID string, code webhook.Code, now time.Time) {
+	p.mu.Lock()
+	f := p.fails[taskID]
+	f.Count++
+	f.At, f.Code = now, string(code)
+	p.fails[taskID] = f
+	p.mu.Unlock()
+}
+
+// Failures reports a webhook's failed verifications.
+func (p *Pipeline) Failures(taskID string) Failures {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fails[taskID]
+}

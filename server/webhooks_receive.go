@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/opsagent/opsagent/server/webhook/pipeline"
+)
+
+// The receiver's HTTP side: the engine (verification, group commit,
+// dispatch) is server/webhook/pipeline.
+
+// webhookMaxBody is the receiver's body limit (413 above).
+const webhookMaxBody = pipeline.MaxBody
+
+// WebhookAck answers an accepted delivery (202).
+type WebhookAck struct {
+	EventID   string `json:"event_id" doc:"the stored event (for a duplicate: the event it duplicates)"`
+	Status    string `json:"status" doc:"accepted, or duplicate when the delivery was stored before"`
+	Duplicate string `json:"duplicate,omitempty" doc:"idempotency_key or dedupe when this delivery was not stored again"`
+}
+
+// handleWebhookReceive is POST /api/webhooks/{task_id}: verify, redact,
+// normalize, store durably (group commit), acknowledge, dispatch later.
+func (s *Server) handleWebhookReceive(c *Ctx) error {
+	taskID, err := c.IDParam("task_id")
+	if err != nil {
+		return err
+	}
+	st, err := s.wh.Lookup(c.Context(), taskID)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c.R)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return badRequest("body_unreadable", "could not read the request body")
+	}
+	ack, err := s.ingest(c.Context(), st, c.R.Header, body, pipeline.Opts{})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, ack)
+}
+
+// readBody reads the request body into one buffer of Content-Length bytes
+// when the sender gave it, not a buffer grown and copied from 512 bytes.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > webhookMaxBody {
+		return io.ReadAll(r.Body)
+	}
+	// net/http ends the body at Content-Length and reports a shorter one
+	// as io.ErrUnexpectedEOF.
+	buf := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// ingest runs a delivery (live, test or replay) through the pipeline and
+// maps its refusals to the API's error shapes.
+func (s *Server) ingest(ctx context.Context, st *pipeline.Hook, h http.Header, body []byte, o pipeline.Opts) (*WebhookAck, error) {
+	ack, err := s.wh.Ingest(ctx, st, h, body, o)
+	var rl *pipeline.RateLimited
+	var inv *pipeline.Invalid
+	switch {
+	case errors.As(err, &rl):
+		return nil, &RateLimitError{RetryAfter: rl.RetryAfter}
+	case errors.As(err, &inv):
+		return nil, invalid(inv.Msg, inv.Type, inv.Loc...)
+	case err != nil:
+		return nil, err
+	case ack.Duplicate != "":
+		return &WebhookAck{EventID: ack.EventID, Status: "duplicate", Duplicate: ack.Duplicate}, nil
+	}
+	return &WebhookAck{EventID: ack.EventID, Status: "accepted"}, nil
+}

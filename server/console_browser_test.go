@@ -63,6 +63,12 @@ func TestConsoleSignInAndApproveCLIGrant(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(q(`#login`)),
+	)
+	if err != nil {
+		t.Fatalf("open the console: %v", err)
+	}
+	checkA11y(t, ctx, "sign in")
+	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#login input[name=email]`), "op@example.com"),
 		chromedp.SendKeys(q(`#login input[name=password]`), "correct horse battery"),
 		chromedp.Click(q(`#login button`)),
@@ -86,6 +92,7 @@ func TestConsoleSignInAndApproveCLIGrant(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open the grant page: %v", err)
 	}
+	checkA11y(t, ctx, "CLI grant")
 	client, err := chromedp.Run(ctx, chromedp.Text(q(`#grant-client`)))
 	if err != nil || client != "opsagent CLI" {
 		t.Fatalf("grant page names %q (%v), want the client's name", client, err)

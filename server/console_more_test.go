@@ -101,7 +101,7 @@ func TestConsoleTasks(t *testing.T) {
 		t.Fatalf("create a task: %v", err)
 	}
 	waitJS(t, ctx, "the task is listed", textHas(`#tasks-table`, "nightly check"))
-	screenshot(t, ctx, "tasks")
+	visit(t, ctx, "tasks-new", 1400, 900)
 	tasks := c.must(200, "GET", "/api/tasks", nil).JSON()["items"].([]any)
 	if len(tasks) != 1 {
 		t.Fatalf("tasks: %v", tasks)

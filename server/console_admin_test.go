@@ -107,7 +107,19 @@ func TestConsoleAdminWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The test delivery is a critical Alertmanager alert: the condition is
+	// tried on it before saving.
+	js(t, ctx, `document.querySelector('#routing-rule-edit textarea[name=condition]').value = 'alert.severity == "page"'`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#routing-rule-edit button.try`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "no match", textHas(`#routing-rule-edit .try-result`, "Does not match"))
 	js(t, ctx, `document.querySelector('#routing-rule-edit textarea[name=condition]').value = 'alert.severity in ["critical", "page"]'`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#routing-rule-edit button.try`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "a match", textHas(`#routing-rule-edit .try-result`, "Matches this event"))
+	checkA11y(t, ctx, "routing rule editor")
 	if err := chromedp.Do(ctx, chromedp.Click(q(`#routing-rule-edit button[type=submit]`))); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func browser(t *testing.T) (context.Context, context.CancelFunc) {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	limit := 60 * time.Second
+	limit := 2 * time.Minute // generous: eight engineers share two cores
 	if os.Getenv("OPSAGENT_SCREENSHOT_DIR") != "" {
 		limit = 4 * time.Minute // full-page screenshots at two sizes of every page
 	}

@@ -239,6 +239,9 @@ var isolationProbes = map[string]probe{
 		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.event}})
 	},
 	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.event, nil) },
+	"POST /api/tasks/{task_id}/webhook/events/{event_id}/match": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/match", map[string]any{"condition": "true"})
+	},
 	"POST /api/tasks/{task_id}/webhook/events/{event_id}/replay": func(o own, x ids) []probeReq {
 		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/replay", nil)
 	},

@@ -30,6 +30,7 @@ func (s *Server) routeTable() []*Route {
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
 		s.webhookRoutes(),
+		s.webhookMatchRoutes(),
 		s.approvalRoutes(),
 		s.incidentRoutes(),
 		s.sessionRoutes(),

@@ -21,7 +21,7 @@ func TestWebhookMatchTriesAConditionOnAnEvent(t *testing.T) {
 	for cond, want := range map[string]bool{
 		`alert.labels.severity == "critical" && provider == "alertmanager"`: true,
 		`payload.commonLabels.service == "db"`:                              false,
-		`event startsWith "alertmanager."`:                                   true,
+		`event startsWith "alertmanager."`:                                  true,
 	} {
 		out := c.must(200, "POST", path, map[string]any{"condition": cond}).JSON()
 		if out["matched"] != want || out["provider"] != "alertmanager" {

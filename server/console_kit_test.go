@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
@@ -80,7 +81,8 @@ var shotSizes = []struct {
 	w, h int64
 }{{"desktop", 1400, 900}, {"phone", 390, 844}}
 
-// visit checks a page the walk has reached: axe-core, and at phone width
+// visit checks a page the walk has reached: axe-core in the light and the
+// dark theme, and at phone width
 // nothing wider than the screen (wide tables scroll inside themselves);
 // with OPSAGENT_SCREENSHOT_DIR set, screenshots at both sizes. The
 // viewport is restored to w x h afterwards.
@@ -88,6 +90,19 @@ func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
 	t.Helper()
 	checkA11y(t, ctx, name)
 	dir := os.Getenv("OPSAGENT_SCREENSHOT_DIR")
+	// The dark theme (system preference) must be as readable as the light one.
+	colorScheme(t, ctx, "dark")
+	checkA11y(t, ctx, name+" (dark)")
+	if dir != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-dark.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	colorScheme(t, ctx, "")
 	for _, s := range shotSizes {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.w, s.h)); err != nil {
 			t.Fatal(err)
@@ -153,5 +168,21 @@ func addVirtualAuthenticator(t *testing.T, ctx context.Context) {
 	}))
 	if err != nil {
 		t.Fatalf("virtual authenticator: %v", err)
+	}
+}
+
+// colorScheme emulates the system's light or dark preference ("" resets).
+func colorScheme(t *testing.T, ctx context.Context, scheme string) {
+	t.Helper()
+	p := emulation.SetEmulatedMediaParams{}
+	if scheme != "" {
+		p.Features = []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}
+	}
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, p)
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("emulate %q colour scheme: %v", scheme, err)
 	}
 }

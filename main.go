@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/server/backup"
+	"github.com/opsagent/opsagent/server/cli"
 	"github.com/opsagent/opsagent/server/cliclient"
 	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
@@ -26,54 +28,116 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Commands that catch Ctrl-C themselves (chat asks before cancelling a
+	// turn) get a context that only SIGTERM cancels.
+	sigs := []os.Signal{syscall.SIGTERM}
+	if len(os.Args) < 2 || !cli.OwnsInterrupt(os.Args[1]) {
+		sigs = append(sigs, os.Interrupt)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "opsagent:", err)
-		os.Exit(1)
+		os.Exit(cli.ExitCode(err))
 	}
 }
 
-const usage = `opsagent: a self-hosted AI agent for DevOps and SRE teams
+// runFunc is a subcommand: its arguments and the outside world.
+type runFunc func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
 
-Usage:
-  opsagent serve [flags]     run the server (opsagent serve --help lists flags)
-  opsagent login [--server URL]   sign this machine in through the browser (device code)
-  opsagent logout            revoke this machine's session and forget it
-  opsagent backup --data-dir D --out FILE    archive a (running) server's data directory
-  opsagent restore --in FILE --data-dir NEW  restore an archive into a new, empty directory
-  opsagent vault rotate      re-encrypt every vault ciphertext under a new key (safe while serving)
-  opsagent version           print the version
-`
+// command is one line of the dispatch table.
+type command struct {
+	name, summary string
+	run           runFunc
+}
+
+// commands is the dispatch table of the binary's subcommands, one line each
+// (usage lists them in this order).
+func commands() []command {
+	return []command{
+		{"serve", "run the server (opsagent serve --help lists flags)", serve},
+		{"login", "sign this machine in through the browser (device code)", signIn("login")},
+		{"logout", "revoke this machine's session and forget it", signIn("logout")},
+		{"chat", "talk to the agent: one message, or a conversation", client("chat")},
+		{"sessions", "list, show, resume and cancel agent sessions", client("sessions")},
+		{"tasks", "list, show, create, edit, enable, disable and trigger tasks; their runs", client("tasks")},
+		{"approvals", "list, approve and deny risky actions", client("approvals")},
+		{"incidents", "list and show incidents", client("incidents")},
+		{"webhooks", "a task's received webhook events (--follow tails them)", client("webhooks")},
+		{"projects", "list projects; choose the current one", client("projects")},
+		{"whoami", "who and where you are signed in", client("whoami")},
+		{"completion", "print a bash, zsh or fish completion script", client("completion")},
+		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},
+		{"restore", "restore an archive into a new, empty directory: --in FILE --data-dir NEW", backup.RestoreCommand},
+		{"vault", "vault rotate: re-encrypt every vault ciphertext under a new key (safe while serving)", secrets.RotateCommand},
+		{"version", "print the version", version},
+	}
+}
+
+func signIn(name string) runFunc {
+	return func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+		return cliclient.Run(ctx, name, args, getenv, stdout, stderr)
+	}
+}
+
+// client runs one of the command-line client's subcommands (server/cli).
+func client(name string) runFunc {
+	return func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+		var others [][2]string
+		for _, c := range commands() {
+			if !slices.Contains(cli.Names, c.name) {
+				others = append(others, [2]string{c.name, c.summary})
+			}
+		}
+		return cli.Run(ctx, cli.Invocation{Name: name, Args: args, Getenv: getenv, Stdout: stdout, Stderr: stderr, Others: others})
+	}
+}
+
+func backupCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return backup.BackupCommand(ctx, args, getenv, server.Version, stdout, stderr)
+}
+
+func version(_ context.Context, _ []string, _ func(string) string, stdout, _ io.Writer) error {
+	fmt.Fprintln(stdout, "opsagent", server.Version)
+	return nil
+}
+
+func usage() string {
+	var b strings.Builder
+	b.WriteString("opsagent: a self-hosted AI agent for DevOps and SRE teams\n\nUsage: opsagent COMMAND [flags]   (opsagent COMMAND --help for each)\n\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-11s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nThe client commands read OPSAGENT_SERVER and OPSAGENT_TOKEN (an opsk_ API key or an access token).\n" +
+		"Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission.\n")
+	return b.String()
+}
 
 // run dispatches a subcommand. It takes everything from the outside world as
 // arguments so tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+		fmt.Fprint(stderr, usage())
+		return &cli.Error{Code: cli.ExitUsage, Err: errors.New("no command given")}
 	}
-	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], getenv, stdout, stderr)
-	case "login", "logout":
-		return cliclient.Run(ctx, args[0], args[1:], getenv, stdout, stderr)
-	case "backup":
-		return backup.BackupCommand(ctx, args[1:], getenv, server.Version, stdout, stderr)
-	case "restore":
-		return backup.RestoreCommand(ctx, args[1:], getenv, stdout, stderr)
-	case "vault":
-		return secrets.RotateCommand(ctx, args[1:], getenv, stdout, stderr)
-	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "opsagent", server.Version)
+	switch name := args[0]; {
+	case name == "--version" || name == "-v":
+		return version(ctx, nil, getenv, stdout, stderr)
+	case name == "help" || name == "-h" || name == "--help":
+		fmt.Fprint(stdout, usage())
 		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case strings.HasPrefix(name, "__complete"):
+		// Completion scripts call back into the binary for candidates.
+		return client(name)(ctx, args[1:], getenv, stdout, stderr)
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], getenv, stdout, stderr)
+		}
+	}
+	fmt.Fprint(stderr, usage())
+	return &cli.Error{Code: cli.ExitUsage, Err: fmt.Errorf("unknown command %q", args[0])}
 }
 
 // serve opens store, scheduler and server in that order, and closes them in

@@ -34,12 +34,23 @@ type Credentials struct {
 }
 
 // DefaultPath is os.UserConfigDir()/opsagent/credentials.json.
-func DefaultPath() (string, error) {
+func DefaultPath() (string, error) { return ProfilePath("") }
+
+// ProfilePath is where a profile's credential lives: credentials.json for
+// the default profile, credentials-NAME.json for the others.
+func ProfilePath(profile string) (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("no user config directory (set --credentials): %w", err)
 	}
-	return filepath.Join(dir, "opsagent", "credentials.json"), nil
+	name := "credentials.json"
+	if profile != "" && profile != "default" {
+		if strings.ContainsAny(profile, `/\`) || strings.HasPrefix(profile, ".") {
+			return "", fmt.Errorf("invalid profile name %q", profile)
+		}
+		name = "credentials-" + profile + ".json"
+	}
+	return filepath.Join(dir, "opsagent", name), nil
 }
 
 // Save writes c to path with mode 0600 (directory 0700), atomically, so a

@@ -104,6 +104,10 @@ func (k *Keeper) KeyUsage(ctx context.Context) (keys []string, counts map[string
 // run while the server runs on the same directory (see Rotate). The
 // passphrase comes from OPSAGENT_VAULT_PASSPHRASE like the server's.
 func RotateCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(stdout, "usage: opsagent vault rotate --data-dir DIR [--batch N]\n\nRe-encrypts every vault ciphertext under a new key; safe while the server runs.")
+		return nil
+	}
 	if len(args) == 0 || args[0] != "rotate" {
 		fmt.Fprintln(stderr, "usage: opsagent vault rotate --data-dir DIR [--batch N]")
 		return errors.New("unknown vault command")

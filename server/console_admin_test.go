@@ -131,14 +131,31 @@ func TestConsoleAdminWalk(t *testing.T) {
 
 	// Project settings: every tab; a must_never rule is added, edited and dry-run.
 	clickNav(t, ctx, "/settings")
-	for _, tab := range []string{"members", "secrets", "budget", "integrations", "rules"} {
+	for _, tab := range []string{"members", "secrets", "budget", "integrations", "network", "rules"} {
 		if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-`+tab))); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, tab+" tab loaded", `!!document.querySelector('#tabpanel h2') && !document.querySelector('#tabpanel .loading')`)
 		visit(t, ctx, "project-"+tab, W, H)
 	}
+	// A secret is written and never shown again.
 	err = chromedp.Do(ctx,
+		chromedp.Click(q(`#tab-secrets`)),
+		chromedp.WaitVisible(q(`#secret-put`)),
+		chromedp.SendKeys(q(`#secret-put input[name=name]`), "DB_PASSWORD"),
+		chromedp.SendKeys(q(`#secret-put input[name=value]`), "hunter2-but-longer"),
+		chromedp.Click(q(`#secret-put button[type=submit]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the secret listed", textHas(`#secrets-table`, "DB_PASSWORD"))
+	if html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML + [...document.querySelectorAll('input')].map(i => i.value).join()`)); strings.Contains(html, "hunter2") {
+		t.Fatal("the secret's value is still in the page after saving")
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(q(`#tab-rules`)),
+		chromedp.WaitVisible(q(`#tabpanel details summary`)),
 		chromedp.Click(q(`#tabpanel details summary`)),
 		chromedp.SendKeys(q(`#rule-create input[name=pattern]`), "rm -rf /*"),
 		chromedp.SendKeys(q(`#rule-create input[name=description]`), "never wipe a filesystem"),

@@ -227,7 +227,22 @@ onSignedOut(() => {
   render();
 });
 
+// reportErrors sends uncaught errors, failed promises and CSP refusals to
+// the server (scrubbed there), at most 10 per page load.
+function reportErrors() {
+  let left = 10;
+  const send = (message, stack, extra) => {
+    if (left-- <= 0) return;
+    fetch('/api/observability/client-errors', { method: 'POST', headers: { 'Content-Type': 'application/json' }, credentials: 'same-origin',
+      body: JSON.stringify({ message: String(message).slice(0, 1000), stack: String(stack || '').slice(0, 4000), url: location.pathname, user_agent: navigator.userAgent, extra }) }).catch(() => {});
+  };
+  window.addEventListener('error', (e) => send(e.message, e.error && e.error.stack, { source: e.filename, line: e.lineno }));
+  window.addEventListener('unhandledrejection', (e) => send(e.reason && e.reason.message || e.reason, e.reason && e.reason.stack));
+  document.addEventListener('securitypolicyviolation', (e) => send('CSP refused ' + e.violatedDirective, '', { blocked: e.blockedURI, source: e.sourceFile, line: e.lineNumber }));
+}
+
 async function start() {
+  reportErrors();
   wireAuth(signedIn);
   wireContext();
   await loadConfig();

@@ -13,7 +13,16 @@ function OrgSettings({ ctx }) {
   const org = ctx.app.orgs.find((o) => o.current) || {};
   function change(id) { setTab(id); history.replaceState(null, '', '/organization?tab=' + id); }
   const Panel = { members: Members, invitations: Invitations, keys: Keys, llm: LLMKey, secrets: OrgSecrets, usage: Usage }[tab] || Members;
-  return html`<div class="page" id="org-settings"><h1>${org.name || 'Organization'}</h1>
+  const [renaming, setRenaming] = useState(false);
+  async function rename(d) {
+    await api('/api/organizations/' + org.id, { method: 'PATCH', body: { name: d.name } });
+    await ctx.loadContext(); setRenaming(false);
+  }
+  return html`<div class="page" id="org-settings"><div class="heading"><h1>${org.name || 'Organization'}</h1>
+      ${['owner', 'admin'].includes(org.role) && !renaming ? html`<button type="button" class="secondary" onClick=${() => setRenaming(true)}>Rename</button>` : null}</div>
+    ${renaming ? html`<${Form} id="org-rename" label="Rename the organization" onSubmit=${rename}><div class="filters">
+      <label class="inline">Name <input name="name" required maxlength="120" defaultValue=${org.name} /></label><button type="submit">Save</button>
+      <button type="button" class="secondary" onClick=${() => setRenaming(false)}>Cancel</button></div></${Form}>` : null}
     <p class="muted">Your role: ${org.role}</p>
     <${Tabs} tabs=${tabs} current=${tab} onChange=${change} label="Organization settings" />
     <div role="tabpanel" id="tabpanel" aria-labelledby=${'tab-' + tab}><${Panel} org=${org} ctx=${ctx} /></div></div>`;

@@ -7,14 +7,14 @@ import { currentProject } from './api.js';
 export function render(view, ctx) { mount(view, html`<${ProjectSettings} ctx=${ctx} />`); }
 
 const tabs = [{ id: 'members', label: 'Members' }, { id: 'secrets', label: 'Secrets' }, { id: 'rules', label: 'Rules' },
-  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }];
+  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'network', label: 'Network' }];
 
 function ProjectSettings({ ctx }) {
   const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || 'members');
   const project = ctx.app.projects.find((p) => p.id === currentProject()) || {};
   const org = ctx.app.orgs.find((o) => o.current) || {};
   function change(id) { setTab(id); history.replaceState(null, '', '/settings?tab=' + id); }
-  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations }[tab] || Members;
+  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, network: Network }[tab] || Members;
   return html`<div class="page" id="project-settings"><h1>Settings of ${project.name || 'the project'}</h1>
     <${Tabs} tabs=${tabs} current=${tab} onChange=${change} label="Project settings" />
     <div role="tabpanel" id="tabpanel" aria-labelledby=${'tab-' + tab}><${Panel} project=${project} org=${org} /></div></div>`;
@@ -130,4 +130,15 @@ function Integrations() {
       <${Field} label="Credential (write-only)" name="auth_secret" type="password" autocomplete="off" />
       <${Field} label="Org header (Loki/Grafana tenant, optional)" name="org_header" maxlength="200" /></div>
       <button type="submit">Add integration</button></${Form}></details></section>`;
+}
+
+function Network() {
+  const r = useLoad((signal) => pj('/api/http-allowlist', { signal }));
+  const [msg, setMsg] = useState('');
+  return html`<section aria-labelledby="net-title"><h2 id="net-title">Network</h2>
+    <p class="muted">The agent's http_request tool never reaches private addresses unless they are listed here.</p>
+    <${Loaded} r=${r}>${(a) => html`<${Form} id="allowlist-form" label="Private addresses the agent may reach" onSubmit=${async (d) => {
+      await pj('/api/http-allowlist', { method: 'PUT', body: { entries: d.entries.split('\n').map((x) => x.trim()).filter(Boolean) } }); setMsg('Saved.'); r.reload(); }}>
+      <label>One CIDR, address or host name per line<textarea name="entries" rows="6" class="mono" defaultValue=${(a.entries || []).join('\n')} placeholder="10.0.0.0/8"></textarea></label>
+      <button type="submit">Save</button></${Form}><p role="status">${msg}</p>`}</${Loaded}></section>`;
 }

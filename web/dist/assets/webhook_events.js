@@ -29,7 +29,8 @@ export function Events({ taskId, tick }) {
     setPicked(new Set()); r.reload();
   }
   return html`<section class="card" id="webhook-events" aria-labelledby="ev-title">
-    <header class="row"><h2 id="ev-title">Events</h2><button type="button" class="secondary" onClick=${r.reload}>Refresh</button></header>
+    <header class="row"><h2 id="ev-title">Events</h2><div class="actions"><button type="button" class="secondary" onClick=${r.reload}>Refresh</button>
+      <${Button} class="danger" confirm="Delete every stored event of this webhook?" onClick=${async () => { const o = await pj(base, { method: 'DELETE' }); setMsg('Deleted ' + (o.deleted ?? 'the') + ' events.'); r.reload(); }}>Purge events</${Button}></div></header>
     <div class="filters">
       <label class="inline">Status <select value=${status} onChange=${(e) => setStatus(e.target.value)}>${statuses.map((s) => html`<option value=${s}>${s || 'any'}</option>`)}</select></label>
       <label class="inline">Type <input type="search" value=${type} placeholder="alertmanager.firing" onChange=${(e) => setType(e.target.value)} /></label>

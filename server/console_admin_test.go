@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // An administrator's first hour in the console, in one real browser against
@@ -24,6 +25,11 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	signIn(t, ctx, base, "admin@example.com")
+	// On a fresh load, the first Tab reaches the skip link.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(q(`#nav`)), chromedp.Navigate(base+"/"), chromedp.WaitVisible(q(`#nav`)), chromedp.KeyEvent(kb.Tab)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the skip link first", `document.activeElement?.classList.contains('skip')`)
 	// Anything the strict CSP refuses (an inline style or script, an eval)
 	// is collected and fails the walk below.
 	js(t, ctx, `document.addEventListener('securitypolicyviolation', (e) => (window.cspViolations ||= []).push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber))`)
@@ -138,6 +144,12 @@ func TestConsoleAdminWalk(t *testing.T) {
 		waitJS(t, ctx, tab+" tab loaded", `!!document.querySelector('#tabpanel h2') && !document.querySelector('#tabpanel .loading')`)
 		visit(t, ctx, "project-"+tab, W, H)
 	}
+	// The tabs work from the keyboard: arrows move between them.
+	if err := chromedp.Do(ctx, chromedp.Focus(q(`#tab-members`)), chromedp.KeyEvent(kb.ArrowRight)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the arrow key selects the next tab", `document.activeElement?.id === 'tab-secrets' && document.querySelector('#tab-secrets').getAttribute('aria-selected') === 'true'`)
+
 	// A secret is written and never shown again.
 	err = chromedp.Do(ctx,
 		chromedp.Click(q(`#tab-secrets`)),

@@ -3,7 +3,7 @@
 // each chart also carries a text summary for screen readers.
 
 import uPlot from '../vendor/uplot.mjs';
-import { html, useEffect, useRef } from './ui.js';
+import { html, useEffect, useRef, useState } from './ui.js';
 
 const palette = ['--chart-1', '--chart-2', '--chart-3', '--chart-4'];
 
@@ -12,9 +12,23 @@ function cssVar(name) { return getComputedStyle(document.documentElement).getPro
 // dayStamps turns "2026-11-23" strings into the unix seconds uPlot wants.
 export function dayStamps(dates) { return dates.map((d) => Date.parse(d + 'T00:00:00Z') / 1000); }
 
+// useScheme re-renders when the system switches between light and dark, so
+// the canvas is redrawn with the other theme's colours.
+function useScheme() {
+  const mq = matchMedia('(prefers-color-scheme: dark)');
+  const [dark, setDark] = useState(mq.matches);
+  useEffect(() => {
+    const on = (e) => setDark(e.matches);
+    mq.addEventListener('change', on);
+    return () => mq.removeEventListener('change', on);
+  }, []);
+  return dark;
+}
+
 // LineChart: x is unix seconds, series is [{label, values, fmt?}]; bars draws bars.
 export function LineChart({ id, title, x, series, height = 200, bars }) {
   const box = useRef(null);
+  const dark = useScheme();
   useEffect(() => {
     const el = box.current;
     if (!el) return undefined;
@@ -35,7 +49,7 @@ export function LineChart({ id, title, x, series, height = 200, bars }) {
     const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(260, el.clientWidth), height }));
     ro.observe(el);
     return () => { ro.disconnect(); plot.destroy(); };
-  }, [JSON.stringify([x, series.map((s) => s.values)])]);
+  }, [dark, JSON.stringify([x, series.map((s) => s.values)])]);
   const summary = series.map((s) => s.label + ': total ' + fmtSum(s)).join('; ');
   return html`<figure class="chart card" id=${id}><figcaption><h2>${title}</h2><span class="visually-hidden">${summary}</span></figcaption>
     <div class="chart-box" ref=${box} aria-hidden="true"></div></figure>`;

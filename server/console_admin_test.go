@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -135,13 +137,25 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatalf("routing rules after the edit: %v", rr)
 	}
 
-	// Project settings: every tab; a must_never rule is added, edited and dry-run.
+	// Project settings: every tab; the integration answers its test; a
+	// must_never rule is added, edited and dry-run.
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("Prometheus Server is Ready."))
+	}))
+	defer prom.Close()
+	c.must(201, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "main", "base_url": prom.URL})
 	clickNav(t, ctx, "/settings")
 	for _, tab := range []string{"members", "secrets", "budget", "integrations", "network", "rules"} {
 		if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-`+tab))); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, tab+" tab loaded", `!!document.querySelector('#tabpanel h2') && !document.querySelector('#tabpanel .loading')`)
+		if tab == "integrations" {
+			if err := chromedp.Do(ctx, chromedp.Click(q(`#integrations-table button.check`))); err != nil {
+				t.Fatal(err)
+			}
+			waitJS(t, ctx, "the integration reachable", textHas(`#integrations-table .check-result`, "Reachable"))
+		}
 		visit(t, ctx, "project-"+tab, W, H)
 	}
 	// The tabs work from the keyboard: arrows move between them.

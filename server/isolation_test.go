@@ -208,6 +208,9 @@ var isolationProbes = map[string]probe{
 	"PATCH /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "PATCH", "/api/integrations/"+x.integration, map[string]any{"base_url": "http://10.6.6.6"})
 	},
+	"POST /api/integrations/{integration_id}/test": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "POST", "/api/integrations/"+x.integration+"/test", nil)
+	},
 	"DELETE /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "DELETE", "/api/integrations/"+x.integration, nil)
 	},

@@ -41,6 +41,7 @@ func (s *Server) routeTable() []*Route {
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),
+		s.integrationCheckRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

@@ -110,6 +110,7 @@ function Budget() {
 
 function Integrations() {
   const r = useLoad((signal) => pj('/api/integrations', { signal }));
+  const [check, setCheck] = useState({});
   async function create(d) {
     const body = { kind: d.kind, name: d.name, base_url: d.base_url, auth_scheme: d.auth_scheme };
     if (d.auth_secret) body.auth_secret = d.auth_secret;
@@ -117,17 +118,19 @@ function Integrations() {
     await pj('/api/integrations', { method: 'POST', body }); r.reload();
   }
   return html`<section aria-labelledby="int-title"><h2 id="int-title">Integrations</h2>
-    <p class="muted">The agent queries these monitoring systems with read-only tools.</p>
+    <p class="muted">The agent queries these monitoring systems with read-only tools. Credentials are project secrets, named here.</p>
     <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No integrations yet.">${(d) => html`<table id="integrations-table"><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">URL</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>${d.items.map((i) => html`<tr><td>${i.name}</td><td>${i.kind}</td><td><code>${i.base_url}</code></td><td><${Badge} s=${i.enabled ? 'enabled' : 'disabled'} /></td>
-        <td><${Button} class="secondary" onClick=${async () => { await pj('/api/integrations/' + i.id, { method: 'PATCH', body: { enabled: !i.enabled } }); r.reload(); }}>${i.enabled ? 'Disable' : 'Enable'}<span class="visually-hidden"> ${i.name}</span></${Button}>
+        <td><${Button} class="secondary check" onClick=${async () => { const o = await pj('/api/integrations/' + i.id + '/test', { method: 'POST' }); setCheck({ ...check, [i.id]: o }); }}>Test<span class="visually-hidden"> ${i.name}</span></${Button}>
+          ${check[i.id] ? html`<p role="status" class=${check[i.id].ok ? 'check-result ok' : 'check-result error'}>${check[i.id].ok ? 'Reachable' : 'Not reachable'} (${check[i.id].latency_ms} ms): ${check[i.id].detail}</p>` : null}
+          <${Button} class="secondary" onClick=${async () => { await pj('/api/integrations/' + i.id, { method: 'PATCH', body: { enabled: !i.enabled } }); r.reload(); }}>${i.enabled ? 'Disable' : 'Enable'}<span class="visually-hidden"> ${i.name}</span></${Button}>
           <${Button} class="danger" confirm=${'Remove ' + i.name + '?'} onClick=${async () => { await pj('/api/integrations/' + i.id, { method: 'DELETE' }); r.reload(); }}>Remove<span class="visually-hidden"> ${i.name}</span></${Button}></td></tr>`)}</tbody></table>`}</${Loaded}>
     <details><summary>Add an integration</summary><${Form} id="integration-create" label="Add an integration" reset onSubmit=${create}>
       <div class="grid2"><${Select} label="Kind" name="kind" options=${[['prometheus', 'Prometheus'], ['alertmanager', 'Alertmanager'], ['loki', 'Loki'], ['grafana', 'Grafana']]} />
       <${Field} label="Name" name="name" required maxlength="120" />
       <${Field} label="Base URL" name="base_url" type="url" required placeholder="http://prometheus:9090" />
       <${Select} label="Authentication" name="auth_scheme" options=${[['none', 'None'], ['bearer', 'Bearer token'], ['basic', 'Basic (user:password)']]} />
-      <${Field} label="Credential (write-only)" name="auth_secret" type="password" autocomplete="off" />
+      <${Field} label="Secret holding the credential (its name, e.g. PROM_TOKEN)" name="auth_secret" pattern="[A-Z][A-Z0-9_]*" maxlength="64" autocomplete="off" />
       <${Field} label="Org header (Loki/Grafana tenant, optional)" name="org_header" maxlength="200" /></div>
       <button type="submit">Add integration</button></${Form}></details></section>`;
 }

@@ -183,6 +183,8 @@ func TestConsoleAdminWalk(t *testing.T) {
 		chromedp.Click(q(`#tab-rules`)),
 		chromedp.WaitVisible(q(`#tabpanel details summary`)),
 		chromedp.Click(q(`#tabpanel details summary`)),
+		chromedp.SetValue(q(`#rule-create select[name=kind]`), "must_always"),
+		chromedp.SetValue(q(`#rule-create select[name=effect]`), "require_approval"),
 		chromedp.SendKeys(q(`#rule-create input[name=pattern]`), "rm -rf /*"),
 		chromedp.SendKeys(q(`#rule-create input[name=description]`), "never wipe a filesystem"),
 		chromedp.Click(q(`#rule-create button[type=submit]`)),
@@ -199,6 +201,12 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the edited rule", `document.querySelector('#rules-list .rule-pattern')?.textContent === 'rm -rf *'`)
+	// Editing the pattern kept what the form showed for kind and effect.
+	for _, r := range c.must(200, "GET", "/api/rules", nil).JSON()["items"].([]any) {
+		if r := r.(map[string]any); r["pattern"] != "rm -rf *" || r["kind"] != "must_always" || r["effect"] != "require_approval" {
+			t.Fatalf("rule after the edit: %v", r)
+		}
+	}
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#rule-evaluate input[name=command]`), "rm -rf /var/lib"),
 		chromedp.Click(q(`#rule-evaluate button[type=submit]`)),
@@ -206,7 +214,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "the dry-run verdict", textHas(`#rule-verdict`, "block"))
+	waitJS(t, ctx, "the dry-run verdict", textHas(`#rule-verdict`, "need_approval"))
 
 	// Organization: invite a member, create an API key whose secret works.
 	clickNav(t, ctx, "/organization")

@@ -142,9 +142,11 @@ export function Field({ label, hint, ...props }) {
   return html`<label>${label}<input ...${props} />${hint ? html`<span class="muted hint">${hint}</span>` : null}</label>`;
 }
 
-// Select is a labelled select of [value, text] pairs.
-export function Select({ label, options, ...props }) {
-  return html`<label>${label}<select ...${props}>${options.map(([v, t]) => html`<option value=${v}>${t}</option>`)}</select></label>`;
+// Select is a labelled select of [value, text] pairs. A select element has
+// no defaultValue, so the initial choice is marked on its option.
+export function Select({ label, options, defaultValue, ...props }) {
+  const pick = (v) => defaultValue !== undefined && defaultValue !== null && String(v) === String(defaultValue);
+  return html`<label>${label}<select ...${props}>${options.map(([v, t]) => html`<option value=${v} selected=${pick(v)}>${t}</option>`)}</select></label>`;
 }
 
 // Bar is a labelled spend meter (used against budget caps).

@@ -22,6 +22,7 @@ import (
 	"github.com/opsagent/opsagent/server/backup"
 	"github.com/opsagent/opsagent/server/cli"
 	"github.com/opsagent/opsagent/server/cliclient"
+	connagent "github.com/opsagent/opsagent/server/connector/agent"
 	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -68,6 +69,7 @@ func commands() []command {
 		{"projects", "list projects; choose the current one", client("projects")},
 		{"whoami", "who and where you are signed in", client("whoami")},
 		{"completion", "print a bash, zsh or fish completion script", client("completion")},
+		{"connector", "run a connector on this host: --server URL --token ocn_... (dials out, opens no port)", connectorCmd},
 		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},
 		{"restore", "restore an archive into a new, empty directory: --in FILE --data-dir NEW", backup.RestoreCommand},
 		{"vault", "vault rotate: re-encrypt every vault ciphertext under a new key (safe while serving)", secrets.RotateCommand},
@@ -92,6 +94,14 @@ func client(name string) runFunc {
 		}
 		return cli.Run(ctx, cli.Invocation{Name: name, Args: args, Getenv: getenv, Stdout: stdout, Stderr: stderr, Others: others})
 	}
+}
+
+func connectorCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	err := connagent.Command(ctx, args, getenv, server.Version, stdout, stderr)
+	if u := (*connagent.UsageError)(nil); errors.As(err, &u) {
+		return &cli.Error{Code: cli.ExitUsage, Err: err}
+	}
+	return err
 }
 
 func backupCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -37,6 +37,8 @@ type Config struct {
 	AllowLocalCommands bool
 	MaxBodyBytes       int64
 	ShutdownTimeout    time.Duration
+	// ConnectorHeartbeat is how often connectors ping; silent for 2.5 times it, one is lost.
+	ConnectorHeartbeat time.Duration
 }
 
 // EnvName is the OPSAGENT_ twin of a flag: --data-dir is OPSAGENT_DATA_DIR.
@@ -67,6 +69,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "default request body limit in bytes")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
+	fs.DurationVar(&c.ConnectorHeartbeat, "connector-heartbeat", 10*time.Second, "how often connectors ping; one silent for 2.5 times this is lost and its commands end")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })
 }

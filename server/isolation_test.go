@@ -15,7 +15,7 @@ import (
 // answer to the second (or a success on a route addressed by id).
 type ids struct {
 	org, project, user, invitation, key, session, task, mfa, memory, agentSession string
-	rule, orgRule, integration                                                    string
+	rule, orgRule, integration, connector                                         string
 	// A webhook on task, with an event, a routing rule, the approval the
 	// rule opened and the incident the alert opened.
 	event, whRule, approval, incident string
@@ -214,6 +214,34 @@ var isolationProbes = map[string]probe{
 	"DELETE /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "DELETE", "/api/integrations/"+x.integration, nil)
 	},
+	"GET /api/connectors": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/connectors", nil) },
+	"POST /api/connectors": func(o own, x ids) []probeReq {
+		return inProject(x, "POST", "/api/connectors", map[string]any{"name": "mole"})
+	},
+	"GET /api/connectors/{connector_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/connectors/"+x.connector, nil)
+	},
+	"PATCH /api/connectors/{connector_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "PATCH", "/api/connectors/"+x.connector, map[string]any{"allow_list": []string{"**"}})
+	},
+	"POST /api/connectors/{connector_id}/rotate-token": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "POST", "/api/connectors/"+x.connector+"/rotate-token", nil)
+	},
+	"POST /api/connectors/{connector_id}/revoke": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "POST", "/api/connectors/"+x.connector+"/revoke", nil)
+	},
+	"DELETE /api/connectors/{connector_id}": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "DELETE", "/api/connectors/"+x.connector, nil)
+	},
+	"POST /api/commands": func(o own, x ids) []probeReq {
+		return append(inProject(x, "POST", "/api/commands", map[string]any{"target": "db-1", "command": "uptime"}),
+			probeReq{method: "POST", path: "/api/commands", project: o.project,
+				body: map[string]any{"target": "db-1", "command": "uptime", "approval_id": x.approval}})
+	},
+	"GET /api/connector-settings": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/connector-settings", nil) },
+	"PUT /api/connector-settings": func(o own, x ids) []probeReq {
+		return inProject(x, "PUT", "/api/connector-settings", map[string]any{"command_timeout_max_seconds": 1})
+	},
 	"GET /api/http-allowlist": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/http-allowlist", nil) },
 	"PUT /api/http-allowlist": func(o own, x ids) []probeReq {
 		return inProject(x, "PUT", "/api/http-allowlist", map[string]any{"entries": []string{"10.0.0.0/8"}})
@@ -386,6 +414,7 @@ func TestIsolationSweep(t *testing.T) {
 	}
 	bRule := bOwner.must(201, "POST", "/api/rules", map[string]any{"kind": "must_never", "description": "no rm", "tool": "run_command", "match_type": "glob", "pattern": "rm *"}).JSON()["id"].(string)
 	bIntegration := bOwner.must(201, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "main", "base_url": "http://10.0.0.5:9090"}).JSON()["id"].(string)
+	bConnector := bOwner.must(201, "POST", "/api/connectors", map[string]any{"name": "db-1"}).JSON()["id"].(string)
 	bHook := bravoWebhook(t, env, bOwner, bTask)
 	bOwner.Project = ""
 	bOrgRule := bOwner.must(201, "POST", "/api/org-rules", map[string]any{"kind": "must_always", "description": "link the runbook"}).JSON()["id"].(string)
@@ -393,12 +422,12 @@ func TestIsolationSweep(t *testing.T) {
 	enrolTOTP(t, env, bMember)
 	bMFA := bMember.must(200, "GET", "/api/auth/mfa/methods", nil).List()[0]["id"].(string)
 	real := ids{org: b.org, project: b.project, user: bUser, invitation: bInv, key: bKeyRow["id"].(string), session: bSession, task: bTask, mfa: bMFA, memory: bMemory,
-		agentSession: bAgentSession, rule: bRule, orgRule: bOrgRule, integration: bIntegration,
+		agentSession: bAgentSession, rule: bRule, orgRule: bOrgRule, integration: bIntegration, connector: bConnector,
 		event: bHook.event, whRule: bHook.rule, approval: bHook.approval, incident: bHook.incident}
 	random := func() ids {
 		return ids{org: store.NewID(), project: store.NewID(), user: store.NewID(), invitation: store.NewID(), key: store.NewID(),
 			session: store.NewID(), task: store.NewID(), mfa: store.NewID(), memory: store.NewID(), agentSession: store.NewID(),
-			rule: store.NewID(), orgRule: store.NewID(), integration: store.NewID(),
+			rule: store.NewID(), orgRule: store.NewID(), integration: store.NewID(), connector: store.NewID(),
 			event: store.NewID(), whRule: store.NewID(), approval: store.NewID(), incident: store.NewID()}
 	}
 
@@ -487,7 +516,7 @@ func TestIsolationSweep(t *testing.T) {
 // idList lists every id of x.
 func idList(x ids) []string {
 	return []string{x.org, x.project, x.user, x.invitation, x.key, x.session, x.task, x.mfa, x.memory, x.agentSession,
-		x.rule, x.orgRule, x.integration, x.event, x.whRule, x.approval, x.incident}
+		x.rule, x.orgRule, x.integration, x.connector, x.event, x.whRule, x.approval, x.incident}
 }
 
 // maskIDs replaces the probe's ids in a body with a placeholder.

@@ -42,6 +42,7 @@ func projectCuratedTools() []curatedTool {
 		listApprovalsTool(), approveTool(), denyTool(),
 		listIncidentsTool(), readIncidentTool(),
 		listTasksTool(), triggerTaskTool(),
+		listConnectorsTool(), runCommandTool(),
 	}
 }
 

@@ -59,7 +59,8 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 		return s.secrets.Resolve(ctx, run.OrgID, run.ProjectID, names...)
 	}
 	out := []agent.Tool{
-		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets},
+		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets,
+			Remote: s.connectorRemote(run.OrgID, run.ProjectID), AllSecretValues: s.allSecretValues(run.OrgID, run.ProjectID)},
 		&tools.HTTPRequest{Egress: s.httpEgress(ctx, run.OrgID, run.ProjectID), UserAgent: "opsagent/" + Version},
 	}
 	kinds := map[string]bool{}
@@ -157,7 +158,9 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 }
 
 // gateFor is the Gate of one run: it looks the tool up in the run's tools
-// and decides with evaluateCall. A tool the policy does not know (the
+// and decides with evaluateCall; a call the rules would let run or send
+// for approval is refused when its tool has nowhere to run it
+// (tools.Runnable: an unknown or offline connector). A tool the policy does not know (the
 // runner's own, such as knowledge tools) is allowed when it declares
 // itself read-only, and otherwise still checked against the rules.
 func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
@@ -170,6 +173,11 @@ func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
 		if err != nil {
 			s.log.Error("policy: rules unreadable; call refused", "project_id", run.ProjectID, "tool", call.Name, "err", err)
 			return agent.Block("the platform could not check this call against the rules; it did not run")
+		}
+		if r, ok := t.(tools.Runnable); ok && d.verdict.Verdict != agent.VerdictBlock {
+			if err := r.CanRun(ctx, call.Arguments); err != nil { // nowhere to run it: refuse now, never page a person
+				return agent.Block(err.Error())
+			}
 		}
 		return d.verdict
 	})
@@ -198,13 +206,15 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 	switch d.verdict.Verdict {
 	case agent.VerdictAllow:
 	case agent.VerdictNeedApproval:
-		ok, err := g.s.consumeToolApproval(ctx, g.run, name, args)
+		id, err := g.s.consumeToolApproval(ctx, g.run, name, args)
 		if err != nil {
 			return "", fmt.Errorf("the approval could not be checked (%v); the call did not run", err)
 		}
-		if !ok {
+		if id == "" {
 			return "", errNoApproval
 		}
+		// The tool runs only where the person saw it would (connectors_ws.go).
+		ctx = g.s.withApprovedTarget(ctx, g.run, id)
 	default:
 		return "", fmt.Errorf("refused and not run: %s", d.verdict.Reason)
 	}

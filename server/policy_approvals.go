@@ -144,21 +144,22 @@ func (s *Server) approveToolCall(ctx context.Context, _ *store.Tx, a *store.Appr
 }
 
 // consumeToolApproval is guardedTool's proof of approval: single use,
-// byte-identical arguments, same session, decided recently.
-func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, tool string, args json.RawMessage) (bool, error) {
+// byte-identical arguments, same session, decided recently. It returns the
+// approval's id, "" when there is none.
+func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, tool string, args json.RawMessage) (string, error) {
 	id, err := s.db.ConsumeToolApproval(ctx, run.OrgID, run.ProjectID, run.SessionID, callHash(tool, args), s.Now().Add(-toolApprovalUseWindow))
 	if err != nil || id == "" {
-		return false, err
+		return "", err
 	}
 	s.audit(ctx, AuditEvent{Action: "approval.executed", Outcome: "success", OrgID: run.OrgID, ProjectID: run.ProjectID,
 		TargetType: "approval", TargetID: id, Detail: map[string]any{"tool": tool, "session_id": run.SessionID}})
-	return true, nil
+	return id, nil
 }
 
 // toolCallDecided continues the waiting session with the decision.
 func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
-	if a.Kind != store.ApprovalToolCall {
-		return
+	if a.Kind != store.ApprovalToolCall || a.SessionID == "" {
+		return // no session waits on a call made through POST /api/commands
 	}
 	var subj ToolCallSubject
 	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {

@@ -42,6 +42,8 @@ func (s *Server) routeTable() []*Route {
 		s.budgetRoutes(),
 		s.integrationRoutes(),
 		s.integrationCheckRoutes(),
+		s.connectorRoutes(),
+		s.commandRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

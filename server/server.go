@@ -19,6 +19,7 @@ import (
 	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/audit"
 	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/server/connector"
 	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/mail"
 	"github.com/opsagent/opsagent/server/ratelimit"
@@ -63,6 +64,8 @@ type Server struct {
 	wh               *pipeline.Pipeline
 	approvalHandlers map[string]ApprovalHandler
 	incidentArchiver IncidentArchiver
+	// connectors holds the connectors' live connections (connectors_ws.go).
+	connectors *connector.Hub
 	// bg tracks work requests hand off to run after their answer (mail).
 	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.
@@ -163,6 +166,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.tasks = s.newTaskScheduler(d)
 	s.installWebhooks()
 	s.installToolApprovals()
+	s.installConnectors()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()
@@ -215,7 +219,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopTasks()
 	stopWebhooks := s.wh.Start() // stops after the HTTP drain: draining requests wait for its commits
 	defer stopWebhooks()
-	defer s.runner.Stop() // after the task runs: chat turns end failed (interrupted) and are saved
+	defer s.connectors.Close() // after the agent runs: their calls end as interrupted, not as "connector lost"
+	defer s.runner.Stop()      // after the task runs: chat turns end failed (interrupted) and are saved
 	select {
 	case err := <-errc:
 		return err

@@ -19,6 +19,7 @@ const (
 	EventMessage          EventType = "message"           // MessageEvent
 	EventToolCall         EventType = "tool.call"         // ToolCallEvent
 	EventToolResult       EventType = "tool.result"       // ToolResultEvent
+	EventToolOutput       EventType = "tool.output"       // ToolOutputEvent, live output before tool.result
 	EventApprovalRequired EventType = "approval.required" // ApprovalRequired
 	EventUsage            EventType = "usage"             // UsageEvent
 	EventDone             EventType = "done"              // Done
@@ -64,6 +65,20 @@ type ToolResultEvent struct {
 	Blocked    bool   `json:"blocked,omitempty"` // refused by the Gate or an operator
 	Truncated  bool   `json:"truncated,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
+}
+
+// ToolOutputEvent is a piece of a running tool's output as it arrives
+// (run_command on connectors), between tool.call and tool.result. The
+// pieces of one call, in order, are its live output; secrets are masked.
+// The stream is capped per call: past the cap one event with Dropped set
+// says how much was left out, and tool.result carries the head and tail.
+type ToolOutputEvent struct {
+	Step    int    `json:"step"`
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Host    string `json:"host,omitempty"` // the connector that sent it
+	Text    string `json:"text"`
+	Dropped bool   `json:"dropped,omitempty"`
 }
 
 // ApprovalRequired says the run stopped for a human decision on CallID.

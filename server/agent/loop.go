@@ -105,10 +105,14 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 		switch d.Verdict {
 		case VerdictAllow:
 			started := time.Now()
-			out, err := r.runTool(ctx, tool, call)
-			if err != nil {
+			out, err := r.runTool(withToolOutput(ctx, r.outputEmitter(step, c)), tool, call)
+			var refused *Refusal
+			switch {
+			case errors.As(err, &refused):
+				r.answer(step, c, "error: this call was refused and did not run: "+refused.Reason, true, true, false, true, time.Since(started))
+			case err != nil:
 				r.answer(step, c, "error: "+err.Error(), true, false, false, false, time.Since(started))
-			} else {
+			default:
 				r.answer(step, c, out, false, false, true, false, time.Since(started))
 			}
 		case VerdictNeedApproval:

@@ -183,6 +183,20 @@ func (k *Keeper) Resolve(ctx context.Context, orgID, projectID string, names ...
 	return out, nil
 }
 
+// Values returns every environment secret value a project sees (its own
+// and its org's), for masking output; unlike Resolve it stamps no use.
+func (k *Keeper) Values(ctx context.Context, orgID, projectID string) ([]string, error) {
+	rows, err := k.decryptAll(ctx, orgID, projectID, store.SecretKindEnv, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, string(r.value))
+	}
+	return out, nil
+}
+
 type opened struct {
 	secret store.Secret
 	value  []byte

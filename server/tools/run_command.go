@@ -20,12 +20,12 @@ import (
 const TargetServer = "server"
 
 // RunCommand is the run_command tool. Commands run on connector agents
-// (not available on this server yet: such targets answer "no connector")
-// or, only when the operator turned it on, on the server host itself in a
-// per-project working directory, with a timeout, an output cap and a
-// minimal environment. Secrets named in the call are injected as
-// environment variables; every value is masked in the output, so it
-// reaches neither the model, the transcript nor a log.
+// (one by name, or every connected one a label selector names; see
+// run_remote.go) or, only when the operator turned it on, on the server
+// host itself in a per-project working directory, with a timeout, an
+// output cap and a minimal environment. Secrets named in the call are
+// injected as environment variables; every value is masked in the output,
+// so it reaches neither the model, the transcript nor a log.
 type RunCommand struct {
 	// AllowLocal lets commands run on the server host (OPSAGENT_ALLOW_LOCAL_COMMANDS).
 	AllowLocal bool
@@ -37,6 +37,11 @@ type RunCommand struct {
 	DefaultTimeout, MaxTimeout time.Duration
 	// MaxOutput bounds the combined stdout and stderr kept (256 KiB).
 	MaxOutput int
+	// Remote runs commands on the project's connectors; nil when none serve it.
+	Remote Remote
+	// AllSecretValues are every secret value of the project and its org,
+	// masked in everything a connector sends back.
+	AllSecretValues func(ctx context.Context) ([]string, error)
 }
 
 type commandArgs struct {
@@ -51,10 +56,10 @@ const minimalPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 
 // Spec describes the tool to the model.
 func (r *RunCommand) Spec() llm.ToolSpec {
-	where := "No target can run commands on this server yet: connector agents are not available, and running " +
-		"commands on the server host is turned off by the operator."
+	where := "Targets are the project's connectors: one by name (`db-1`), or every connected one matching a label " +
+		"selector (`env=prod,role=db`); list_connectors shows them. Running commands on the server host is turned off."
 	if r.AllowLocal {
-		where = `Target "server" runs on the opsagent host in a scratch working directory.`
+		where += ` Target "server" runs on the opsagent host in a scratch working directory.`
 	}
 	return llm.ToolSpec{Name: "run_command",
 		Description: "Run a shell command (sh -c) on a target and read its exit code and output. " + where +
@@ -62,7 +67,7 @@ func (r *RunCommand) Spec() llm.ToolSpec {
 			"($NAME); you never see their values. Commands can change things and may need a person's approval.",
 		Parameters: schema(map[string]any{
 			"command": str("the shell command line", "minLength", 1, "maxLength", 16384),
-			"target":  str(`where to run it; "server" for the opsagent host`, "minLength", 1, "maxLength", 128, "default", TargetServer),
+			"target":  str(`where to run it: a connector name, a label selector such as env=prod,role=db, or "server" for the opsagent host`, "minLength", 1, "maxLength", 256, "default", TargetServer),
 			"secrets": map[string]any{"type": "array", "maxItems": 32, "uniqueItems": true,
 				"items": str("secret name", "pattern", "^[A-Za-z_][A-Za-z0-9_]{0,63}$")},
 			"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600},
@@ -78,7 +83,11 @@ func (r *RunCommand) Render(args json.RawMessage) (Rendered, error) {
 	if err := decode(args, &a); err != nil {
 		return Rendered{}, err
 	}
-	return Rendered{Target: targetOf(a), Command: a.Command}, nil
+	target := targetOf(a)
+	if target != TargetServer {
+		target = r.renderRemote(target, a.Command)
+	}
+	return Rendered{Target: target, Command: a.Command}, nil
 }
 
 func targetOf(a commandArgs) string {
@@ -96,8 +105,7 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 	}
 	target := targetOf(a)
 	if target != TargetServer {
-		return "", fmt.Errorf("no connector %q: no connector agent is connected to this project, so commands can only run "+
-			"where the operator allows (target %q: %s)", target, TargetServer, r.localState())
+		return r.runRemote(ctx, a, target)
 	}
 	if !r.AllowLocal {
 		return "", fmt.Errorf("running commands on the server host is turned off (the operator can enable it with " +
@@ -139,13 +147,6 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 		return "", fmt.Errorf("could not start the command: %s", masker.Mask(runErr.Error()))
 	}
 	return fmt.Sprintf("%s (target %s, %s)\n%s", head, TargetServer, took, buf.String()), nil
-}
-
-func (r *RunCommand) localState() string {
-	if r.AllowLocal {
-		return "enabled"
-	}
-	return "turned off by the operator"
 }
 
 func (r *RunCommand) timeout(seconds int) time.Duration {

@@ -37,7 +37,7 @@ type Policy interface {
 
 // Event is one event of a session as Subscribe yields it: numbered per
 // session (Seq, increasing across turns), named (Type: session,
-// message.delta, message, usage, tool.call, tool.result, approval.required,
+// message.delta, message, usage, tool.call, tool.output, tool.result, approval.required,
 // error, done) and carrying one JSON object (Data).
 type Event struct {
 	Seq  int64

@@ -145,11 +145,35 @@ func TestConsoleAdminWalk(t *testing.T) {
 	defer prom.Close()
 	c.must(201, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "main", "base_url": prom.URL})
 	clickNav(t, ctx, "/settings")
-	for _, tab := range []string{"members", "secrets", "budget", "integrations", "network", "rules"} {
+	for _, tab := range []string{"members", "secrets", "budget", "integrations", "connectors", "network", "rules"} {
 		if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-`+tab))); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, tab+" tab loaded", `!!document.querySelector('#tabpanel h2') && !document.querySelector('#tabpanel .loading')`)
+		if tab == "connectors" {
+			// Enroll a connector: the install command with its token is shown
+			// once; then revoke it.
+			err := chromedp.Do(ctx,
+				chromedp.SendKeys(q(`#connector-create input[name=name]`), "web-1"),
+				chromedp.SendKeys(q(`#connector-create input[name=labels]`), "env=prod"),
+				chromedp.Click(q(`#connector-create button[type=submit]`)),
+			)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitJS(t, ctx, "the install command", `document.querySelector('#connector-install')?.value.includes('ocn_')`)
+			waitJS(t, ctx, "the connector listed", textHas(`#connectors-table`, "web-1"))
+			visit(t, ctx, "project-connectors-enrolled", W, H)
+			js(t, ctx, `window.confirm = () => true`)
+			if err := chromedp.Do(ctx, chromedp.Click(q(`#connectors-table button.revoke`))); err != nil {
+				t.Fatal(err)
+			}
+			waitJS(t, ctx, "revoked", textHas(`#connectors-table`, "revoked"))
+			cs := c.must(200, "GET", "/api/connectors", nil).JSON()["items"].([]any)
+			if len(cs) != 1 || cs[0].(map[string]any)["status"] != "revoked" || cs[0].(map[string]any)["labels"].(map[string]any)["env"] != "prod" {
+				t.Fatalf("connectors after the page: %v", cs)
+			}
+		}
 		if tab == "integrations" {
 			if err := chromedp.Do(ctx, chromedp.Click(q(`#integrations-table button.check`))); err != nil {
 				t.Fatal(err)

@@ -3,18 +3,19 @@
 
 import { html, mount, useState, useLoad, Loaded, Form, Field, Select, Button, Badge, Tabs, Bar, when, api, pj } from './ui.js';
 import { currentProject } from './api.js';
+import { Connectors } from './connectors.js';
 
 export function render(view, ctx) { mount(view, html`<${ProjectSettings} ctx=${ctx} />`); }
 
 const tabs = [{ id: 'members', label: 'Members' }, { id: 'secrets', label: 'Secrets' }, { id: 'rules', label: 'Rules' },
-  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'network', label: 'Network' }];
+  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'connectors', label: 'Connectors' }, { id: 'network', label: 'Network' }];
 
 function ProjectSettings({ ctx }) {
   const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || 'members');
   const project = ctx.app.projects.find((p) => p.id === currentProject()) || {};
   const org = ctx.app.orgs.find((o) => o.current) || {};
   function change(id) { setTab(id); history.replaceState(null, '', '/settings?tab=' + id); }
-  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, network: Network }[tab] || Members;
+  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, connectors: Connectors, network: Network }[tab] || Members;
   return html`<div class="page" id="project-settings"><h1>Settings of ${project.name || 'the project'}</h1>
     <${Tabs} tabs=${tabs} current=${tab} onChange=${change} label="Project settings" />
     <div role="tabpanel" id="tabpanel" aria-labelledby=${'tab-' + tab}><${Panel} project=${project} org=${org} /></div></div>`;

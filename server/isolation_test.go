@@ -195,6 +195,10 @@ var isolationProbes = map[string]probe{
 	},
 	"DELETE /api/org-rules/{rule_id}": func(o own, x ids) []probeReq { return one("DELETE", "/api/org-rules/"+x.orgRule, nil) },
 	"GET /api/budget":                 func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/budget", nil) },
+	"GET /api/command-policy":         func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/command-policy", nil) },
+	"PUT /api/command-policy": func(o own, x ids) []probeReq {
+		return inProject(x, "PUT", "/api/command-policy", map[string]any{"auto_allow_read_only": true})
+	},
 	"PUT /api/budget": func(o own, x ids) []probeReq {
 		return inProject(x, "PUT", "/api/budget", map[string]any{"daily_cost_usd": 0})
 	},

@@ -96,12 +96,15 @@ type callDecision struct {
 	verdict agent.Decision
 	view    callView
 	ruleIDs []string
+	// explain says why a call runs without a person (read-only proof).
+	explain string
 }
 
 // evaluateCall decides a call with the rules as they are now:
 //  1. a matching must_never rule blocks it;
 //  2. a matching must_always require_approval rule asks a person;
-//  3. a read-only tool (or read-only call) runs;
+//  3. a read-only tool (or read-only call) runs, and so does a run_command
+//     line the analysis proves read-only when the project allows that;
 //  4. a matching must_always allow rule (pre-approval) lets it run;
 //  5. anything else that can change something asks a person.
 func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage) (callDecision, error) {
@@ -109,11 +112,16 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
 	}
+	if name == runCommandName {
+		if view.Scan, err = s.scanCall(ctx, run, view.Rendered.Command); err != nil {
+			return callDecision{}, err
+		}
+	}
 	rules, err := s.db.FindRulesForProject(ctx, run.OrgID, run.ProjectID, true)
 	if err != nil {
 		return callDecision{}, err
 	}
-	var approval, allow *compiledRule
+	var approval, allow, opaque *compiledRule
 	for i := range rules {
 		c, err := compileRule(&rules[i])
 		if err != nil {
@@ -126,12 +134,15 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 			continue
 		}
 		if !c.matches(view) {
+			if opaque == nil && c.opaqueBlocks(view) {
+				opaque = c
+			}
 			continue
 		}
 		switch c.Effect {
 		case store.EffectBlock:
-			return callDecision{verdict: agent.Block("blocked by " + ruleLabel(&c.Rule) + ". The platform enforces this rule; " +
-				"do not try to reach the same effect another way."), view: view, ruleIDs: []string{c.ID}}, nil
+			return callDecision{verdict: agent.Block("blocked by " + ruleLabel(&c.Rule) + "." + parsedNote(view) +
+				" The platform enforces this rule; do not try to reach the same effect another way."), view: view, ruleIDs: []string{c.ID}}, nil
 		case store.EffectRequireApproval:
 			if approval == nil {
 				approval = c
@@ -142,19 +153,31 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 			}
 		}
 	}
+	if opaque != nil {
+		// No rule matched what could be proven; the rest cannot be.
+		return callDecision{verdict: agent.Block(opaqueReason(opaque, view.Scan)), view: view, ruleIDs: []string{opaque.ID}}, nil
+	}
 	readOnly := t.ReadOnly()
 	if cl, ok := t.(tools.Classifier); ok {
 		readOnly = readOnly || cl.ReadOnlyCall(args)
 	}
 	switch {
 	case approval != nil:
-		return callDecision{verdict: agent.NeedApproval(ruleLabel(&approval.Rule)), view: view, ruleIDs: []string{approval.ID}}, nil
+		return callDecision{verdict: agent.NeedApproval(ruleLabel(&approval.Rule) + "." + parsedNote(view)), view: view, ruleIDs: []string{approval.ID}}, nil
 	case readOnly:
 		return callDecision{verdict: agent.Allow(), view: view}, nil
+	case view.Scan != nil && view.Scan.autoOK && view.Scan.readOnly:
+		return callDecision{verdict: agent.Allow(), view: view, explain: "ran without a person: the project lets read-only " +
+			"commands run, and " + view.Scan.roWhy}, nil
 	case allow != nil:
-		return callDecision{verdict: agent.Allow(), view: view, ruleIDs: []string{allow.ID}}, nil
+		return callDecision{verdict: agent.Allow(), view: view, ruleIDs: []string{allow.ID},
+			explain: "ran without a person: pre-approved by " + ruleLabel(&allow.Rule)}, nil
 	}
-	return callDecision{verdict: agent.NeedApproval(name + " can change things; a person must approve this call"), view: view}, nil
+	why := name + " can change things; a person must approve this call."
+	if sc := view.Scan; sc != nil && sc.autoOK && !sc.readOnly {
+		why += " Not run automatically: " + sc.roWhy + "."
+	}
+	return callDecision{verdict: agent.NeedApproval(why + parsedNote(view)), view: view}, nil
 }
 
 // gateFor is the Gate of one run: it looks the tool up in the run's tools
@@ -203,8 +226,12 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		g.s.log.Error("policy: rules unreadable at execution; call refused", "tool", name, "err", err)
 		return "", errors.New("the platform could not check this call against the rules; it did not run")
 	}
+	note := ""
 	switch d.verdict.Verdict {
 	case agent.VerdictAllow:
+		if d.explain != "" && d.view.Scan != nil {
+			note = "[policy] " + d.explain + "\n"
+		}
 	case agent.VerdictNeedApproval:
 		id, err := g.s.consumeToolApproval(ctx, g.run, name, args)
 		if err != nil {
@@ -215,10 +242,17 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		}
 		// The tool runs only where the person saw it would (connectors_ws.go).
 		ctx = g.s.withApprovedTarget(ctx, g.run, id)
+		if d.view.Scan != nil {
+			note = "[policy] ran with a person's approval; asked because: " + d.verdict.Reason + "\n"
+		}
 	default:
 		return "", fmt.Errorf("refused and not run: %s", d.verdict.Reason)
 	}
-	return g.Tool.Run(ctx, args)
+	out, err := g.Tool.Run(ctx, args)
+	if err != nil || note == "" {
+		return out, err
+	}
+	return note + out, nil
 }
 
 // obligationsFor is the system-prompt text of the project's rules: every

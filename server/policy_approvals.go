@@ -38,6 +38,11 @@ type ToolCallSubject struct {
 	Arguments  json.RawMessage `json:"arguments"`
 	ArgsSHA256 string          `json:"args_sha256"`
 	RuleIDs    []string        `json:"rule_ids"`
+	// For run_command: what the line was parsed as, its effect categories
+	// and the parts that could not be proven.
+	Parsed  string   `json:"parsed,omitempty"`
+	Effects []string `json:"effects,omitempty"`
+	Opaque  []string `json:"opaque,omitempty"`
 }
 
 // callHash binds a tool name to its exact arguments, in canonical form.
@@ -91,6 +96,9 @@ func (s *Server) openToolApproval(ctx context.Context, run runner.RunInfo, p *ag
 		Arguments: p.Call.Arguments, ArgsSHA256: callHash(p.Call.Name, p.Call.Arguments), RuleIDs: d.ruleIDs}
 	if subj.RuleIDs == nil {
 		subj.RuleIDs = []string{}
+	}
+	if sc := d.view.Scan; sc != nil {
+		subj.Parsed, subj.Effects, subj.Opaque = sc.a.Summary(), sc.effectNames(), sc.opaqueReasons()
 	}
 	b, err := json.Marshal(subj)
 	if err != nil {

@@ -38,6 +38,7 @@ func (s *Server) routeTable() []*Route {
 		s.usageRoutes(),
 		s.dashboardRoutes(),
 		s.ruleRoutes(),
+		s.commandPolicyRoutes(),
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),

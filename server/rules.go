@@ -21,9 +21,10 @@ type RuleOut struct {
 	Effect           string    `json:"effect" doc:"block (must_never), require_approval, allow (must_always), obligation (either: only told to the model)"`
 	Description      string    `json:"description" doc:"what the model is told"`
 	Tool             string    `json:"tool" doc:"tool name the rule applies to; empty or * for every tool"`
-	MatchType        string    `json:"match_type" doc:"empty (every call of the tool), glob (whole rendered command, * any text) or regex (RE2, found anywhere)"`
+	MatchType        string    `json:"match_type" doc:"empty (every call of the tool), glob (whole rendered command, * any text), regex (RE2, found anywhere), command (a command pattern over what the shell line runs: name then argument globs, e.g. 'rm' or 'systemctl stop *') or effect (an effect category, e.g. deletes_files)"`
 	Pattern          string    `json:"pattern"`
 	Enabled          bool      `json:"enabled"`
+	AllowOpaque      bool      `json:"allow_opaque" doc:"must_never only: let run_command calls the analysis cannot prove through (by default they are blocked)"`
 	SourceApprovalID *string   `json:"source_approval_id" doc:"the approval whose 'approve and remember' made it"`
 	CreatedBy        *string   `json:"created_by"`
 	CreatedAt        time.Time `json:"created_at"`
@@ -43,9 +44,10 @@ type RuleCreate struct {
 	Description string `json:"description" validate:"required,min=1,max=2000"`
 	Effect      string `json:"effect" validate:"oneof=block require_approval obligation allow"`
 	Tool        string `json:"tool" validate:"max=64,pattern=^([a-zA-Z0-9_-]+|\\*)?$"`
-	MatchType   string `json:"match_type" validate:"oneof=glob regex"`
+	MatchType   string `json:"match_type" validate:"oneof=glob regex command effect"`
 	Pattern     string `json:"pattern" validate:"max=1000"`
 	Enabled     *bool  `json:"enabled"`
+	AllowOpaque bool   `json:"allow_opaque" doc:"must_never only: let calls the analysis cannot prove through, deliberately"`
 }
 
 // RuleUpdate edits a rule; absent fields stay. The kind never changes.
@@ -53,9 +55,10 @@ type RuleUpdate struct {
 	Description *string `json:"description" validate:"nonnull,min=1,max=2000"`
 	Effect      *string `json:"effect" validate:"nonnull,oneof=block require_approval obligation allow"`
 	Tool        *string `json:"tool" validate:"nonnull,max=64,pattern=^([a-zA-Z0-9_-]+|\\*)?$"`
-	MatchType   *string `json:"match_type" validate:"nonnull,oneof=glob regex"`
+	MatchType   *string `json:"match_type" validate:"nonnull,oneof=glob regex command effect"`
 	Pattern     *string `json:"pattern" validate:"nonnull,max=1000"`
 	Enabled     *bool   `json:"enabled" validate:"nonnull"`
+	AllowOpaque *bool   `json:"allow_opaque" validate:"nonnull"`
 }
 
 // RuleEvaluate is a tool call to try against the rules without running it.
@@ -71,6 +74,11 @@ type RuleEvaluationOut struct {
 	Target  string   `json:"target"`
 	Command string   `json:"command" doc:"the rendered command rules matched on"`
 	RuleIDs []string `json:"rule_ids" doc:"the rules that decided"`
+	// What run_command's line was parsed as (empty for other tools).
+	Parsed   string   `json:"parsed" doc:"what the shell line runs, as parsed: 'rm -rf /srv/x via bash -c'"`
+	Effects  []string `json:"effects" doc:"the effect categories of the line"`
+	Opaque   []string `json:"opaque" doc:"why parts of the line cannot be proven (empty: fully analysed)"`
+	ReadOnly bool     `json:"read_only" doc:"the analysis proves the whole line only reads"`
 }
 
 // ruleRoutes: project and org rules.
@@ -93,7 +101,7 @@ func (s *Server) ruleRoutes() []*Route {
 
 func ruleOut(r *store.Rule) RuleOut {
 	o := RuleOut{ID: r.ID, Scope: "project", Kind: r.Kind, Effect: r.Effect, Description: r.Description, Tool: r.Tool,
-		MatchType: r.MatchType, Pattern: r.Pattern, Enabled: r.Enabled, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		MatchType: r.MatchType, Pattern: r.Pattern, Enabled: r.Enabled, AllowOpaque: r.AllowOpaque, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.ProjectID == "" {
 		o.Scope = "org"
 	} else {
@@ -138,7 +146,7 @@ func (s *Server) handleCreateRule(c *Ctx) error {
 	}
 	r := &store.Rule{OrgID: c.OrgID(), ProjectID: scopeProject(c), Kind: req.Kind, Effect: req.Effect,
 		Description: req.Description, Tool: req.Tool, MatchType: req.MatchType, Pattern: req.Pattern, Enabled: true,
-		CreatedBy: c.ID.UserID}
+		AllowOpaque: req.AllowOpaque, CreatedBy: c.ID.UserID}
 	if req.Enabled != nil {
 		r.Enabled = *req.Enabled
 	}
@@ -151,7 +159,7 @@ func (s *Server) handleCreateRule(c *Ctx) error {
 	if err := s.db.CreateRule(c.Context(), r); err != nil {
 		return err
 	}
-	c.Audit("rule.created", "success", "rule", r.ID, map[string]any{"kind": r.Kind, "effect": r.Effect, "scope": ruleOut(r).Scope})
+	c.Audit("rule.created", "success", "rule", r.ID, map[string]any{"kind": r.Kind, "effect": r.Effect, "scope": ruleOut(r).Scope, "allow_opaque": r.AllowOpaque})
 	return c.JSON(201, ruleOut(r))
 }
 
@@ -192,12 +200,12 @@ func (s *Server) handleUpdateRule(c *Ctx) error {
 		return err
 	}
 	r, err := s.db.UpdateRule(c.Context(), c.OrgID(), scopeProject(c), id, store.RulePatch{Description: req.Description,
-		Effect: req.Effect, Tool: req.Tool, MatchType: req.MatchType, Pattern: req.Pattern, Enabled: req.Enabled},
+		Effect: req.Effect, Tool: req.Tool, MatchType: req.MatchType, Pattern: req.Pattern, Enabled: req.Enabled, AllowOpaque: req.AllowOpaque},
 		func(r *store.Rule) error { _, err := compileRule(r); return err })
 	if err != nil {
 		return err
 	}
-	c.Audit("rule.updated", "success", "rule", r.ID, map[string]any{"kind": r.Kind, "effect": r.Effect, "enabled": r.Enabled})
+	c.Audit("rule.updated", "success", "rule", r.ID, map[string]any{"kind": r.Kind, "effect": r.Effect, "enabled": r.Enabled, "allow_opaque": r.AllowOpaque})
 	return c.JSON(200, ruleOut(r))
 }
 
@@ -238,9 +246,13 @@ func (s *Server) handleEvaluateRules(c *Ctx) error {
 		return err
 	}
 	out := RuleEvaluationOut{Verdict: string(d.verdict.Verdict), Reason: d.verdict.Reason, Target: d.view.Rendered.Target,
-		Command: d.view.Rendered.Command, RuleIDs: d.ruleIDs}
+		Command: d.view.Rendered.Command, RuleIDs: d.ruleIDs, Effects: []string{}, Opaque: []string{}}
 	if out.RuleIDs == nil {
 		out.RuleIDs = []string{}
+	}
+	if sc := d.view.Scan; sc != nil {
+		out.Parsed, out.ReadOnly = sc.a.Summary(), sc.readOnly
+		out.Effects, out.Opaque = sc.effectNames(), sc.opaqueReasons()
 	}
 	return c.JSON(200, out)
 }

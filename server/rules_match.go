@@ -7,14 +7,19 @@ import (
 	"strings"
 
 	"github.com/opsagent/opsagent/server/tools"
+	"github.com/opsagent/opsagent/server/tools/shellscan"
 	"github.com/opsagent/opsagent/store"
 )
 
 // compiledRule is a rule ready to match calls.
 type compiledRule struct {
 	store.Rule
-	re *regexp.Regexp // nil: no pattern, the tool alone decides
+	re  *regexp.Regexp     // nil: no text pattern
+	cmd *shellscan.Pattern // match_type command
 }
+
+// effectCategory is the shape of an effect category name.
+var effectCategory = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // compileRule checks a rule's shape (kind, effect, tool, pattern) and
 // compiles its pattern. Errors are 422s at the field they name.
@@ -38,8 +43,30 @@ func compileRule(r *store.Rule) (*compiledRule, error) {
 	if r.Effect == store.EffectAllow && (r.Tool == "" || r.MatchType == store.MatchNone) {
 		return nil, invalid("an allow rule names a tool and a pattern: it never pre-approves whole tools", "value_error", "body", "pattern")
 	}
+	if r.AllowOpaque && r.Kind != store.RuleMustNever {
+		return nil, invalid("allow_opaque relaxes a must_never rule; it means nothing on a must_always rule", "value_error", "body", "allow_opaque")
+	}
 	c := &compiledRule{Rule: *r}
 	switch r.MatchType {
+	case store.MatchCommand, store.MatchEffect:
+		if r.Tool != "" && r.Tool != "*" && r.Tool != runCommandName {
+			return nil, invalid("match_type "+r.MatchType+" looks at parsed shell commands: the tool is run_command (or empty)", "value_error", "body", "tool")
+		}
+		if r.Effect == store.EffectAllow {
+			return nil, invalid("an allow rule matches the exact command (glob or regex); to let read-only commands run, use the project's command policy", "value_error", "body", "match_type")
+		}
+		if r.MatchType == store.MatchEffect {
+			if !effectCategory.MatchString(r.Pattern) {
+				return nil, invalid("an effect rule's pattern is a category name such as deletes_files, stops_host or runs_downloaded_code", "value_error", "body", "pattern")
+			}
+			return c, nil
+		}
+		p, err := shellscan.ParsePattern(r.Pattern)
+		if err != nil {
+			return nil, invalid("command pattern: "+err.Error(), "value_error", "body", "pattern")
+		}
+		c.cmd = p
+		return c, nil
 	case store.MatchNone:
 		if r.Pattern != "" {
 			return nil, invalid("a pattern needs match_type glob or regex", "value_error", "body", "match_type")
@@ -58,7 +85,7 @@ func compileRule(r *store.Rule) (*compiledRule, error) {
 		}
 		c.re = re
 	default:
-		return nil, invalid("match_type must be glob or regex", "value_error", "body", "match_type")
+		return nil, invalid("match_type must be glob, regex, command or effect", "value_error", "body", "match_type")
 	}
 	return c, nil
 }
@@ -95,6 +122,8 @@ type callView struct {
 	// Texts are every string in the arguments, so a rule catches a command
 	// that a wrapping tool carries in some other field.
 	Texts []string
+	// Scan is what a run_command line runs (nil for other tools).
+	Scan *commandScan
 }
 
 func viewCall(t any, name string, args json.RawMessage) (callView, error) {
@@ -143,6 +172,12 @@ func (c *compiledRule) matches(v callView) bool {
 	if c.Tool != "" && c.Tool != "*" && c.Tool != v.Tool {
 		return false
 	}
+	switch c.MatchType {
+	case store.MatchCommand:
+		return v.Scan != nil && v.Scan.matchesCommand(c.cmd)
+	case store.MatchEffect:
+		return v.Scan != nil && shellscan.Has(v.Scan.effects, c.Pattern)
+	}
 	if c.re == nil {
 		return true
 	}
@@ -150,10 +185,17 @@ func (c *compiledRule) matches(v callView) bool {
 		if v.Tool == "run_command" && strings.ContainsAny(v.Rendered.Command, shellControl) {
 			return false
 		}
+		if v.Scan != nil && v.Scan.a.IsOpaque() {
+			return false
+		}
 		return c.re.MatchString(v.Rendered.Command)
 	}
 	cmd := v.Rendered.Command
-	for _, s := range append([]string{cmd, strings.Join(strings.Fields(cmd), " ")}, v.Texts...) {
+	texts := append([]string{cmd, strings.Join(strings.Fields(cmd), " ")}, v.Texts...)
+	if v.Scan != nil {
+		texts = append(texts, v.Scan.texts...)
+	}
+	for _, s := range texts {
 		if c.re.MatchString(s) {
 			return true
 		}

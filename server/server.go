@@ -64,6 +64,8 @@ type Server struct {
 	wh               *pipeline.Pipeline
 	approvalHandlers map[string]ApprovalHandler
 	incidentArchiver IncidentArchiver
+	// commandPolicies caches each project's compiled run_command policy.
+	commandPolicies commandPolicies
 	// connectors holds the connectors' live connections (connectors_ws.go).
 	connectors *connector.Hub
 	// bg tracks work requests hand off to run after their answer (mail).

@@ -18,9 +18,11 @@ const (
 	EffectObligation      = "obligation"
 	EffectAllow           = "allow"
 
-	MatchNone  = ""
-	MatchGlob  = "glob"
-	MatchRegex = "regex"
+	MatchNone    = ""
+	MatchGlob    = "glob"
+	MatchRegex   = "regex"
+	MatchCommand = "command" // a shellscan.Pattern over the parsed commands
+	MatchEffect  = "effect"  // an effect category of the parsed command
 )
 
 // MaxRulesPerScope caps the rules of one org or project: every tool call
@@ -39,6 +41,7 @@ type Rule struct {
 	MatchType        string
 	Pattern          string
 	Enabled          bool
+	AllowOpaque      bool // a must_never rule lets calls it cannot analyse through
 	SourceApprovalID string
 	CreatedBy        string
 	CreatedAt        time.Time
@@ -53,16 +56,17 @@ type RulePatch struct {
 	MatchType   *string
 	Pattern     *string
 	Enabled     *bool
+	AllowOpaque *bool
 }
 
-const ruleCols = `id, org_id, COALESCE(project_id, ''), kind, effect, description, tool, match_type, pattern, enabled,
+const ruleCols = `id, org_id, COALESCE(project_id, ''), kind, effect, description, tool, match_type, pattern, enabled, allow_opaque,
 	COALESCE(source_approval_id, ''), COALESCE(created_by, ''), created_at, updated_at`
 
 func scanRule(row interface{ Scan(...any) error }) (*Rule, error) {
 	var r Rule
 	var created, updated string
 	err := row.Scan(&r.ID, &r.OrgID, &r.ProjectID, &r.Kind, &r.Effect, &r.Description, &r.Tool, &r.MatchType, &r.Pattern,
-		&r.Enabled, &r.SourceApprovalID, &r.CreatedBy, &created, &updated)
+		&r.Enabled, &r.AllowOpaque, &r.SourceApprovalID, &r.CreatedBy, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, NotFound("rule")
 	}
@@ -124,8 +128,8 @@ func CreateRuleTx(ctx context.Context, tx *Tx, r *Rule) error {
 	}
 	r.CreatedAt, r.UpdatedAt = tx.Now, tx.Now
 	_, err := tx.ExecContext(ctx, `INSERT INTO rules (id, org_id, project_id, kind, effect, description, tool, match_type,
-		pattern, enabled, source_approval_id, created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		r.ID, r.OrgID, nullStr(r.ProjectID), r.Kind, r.Effect, r.Description, r.Tool, r.MatchType, r.Pattern, r.Enabled,
+		pattern, enabled, allow_opaque, source_approval_id, created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.OrgID, nullStr(r.ProjectID), r.Kind, r.Effect, r.Description, r.Tool, r.MatchType, r.Pattern, r.Enabled, r.AllowOpaque,
 		nullStr(r.SourceApprovalID), nullStr(r.CreatedBy), TS(r.CreatedAt), TS(r.UpdatedAt))
 	return err
 }
@@ -153,6 +157,9 @@ func (db *DB) UpdateRule(ctx context.Context, orgID, projectID, id string, p Rul
 		if p.Enabled != nil {
 			r.Enabled = *p.Enabled
 		}
+		if p.AllowOpaque != nil {
+			r.AllowOpaque = *p.AllowOpaque
+		}
 		if check != nil {
 			if err := check(r); err != nil {
 				return err
@@ -160,8 +167,8 @@ func (db *DB) UpdateRule(ctx context.Context, orgID, projectID, id string, p Rul
 		}
 		r.UpdatedAt = tx.Now
 		_, err = tx.ExecContext(ctx, `UPDATE rules SET effect = ?, description = ?, tool = ?, match_type = ?, pattern = ?,
-			enabled = ?, updated_at = ? WHERE id = ?`, r.Effect, r.Description, r.Tool, r.MatchType, r.Pattern, r.Enabled,
-			TS(r.UpdatedAt), r.ID)
+			enabled = ?, allow_opaque = ?, updated_at = ? WHERE id = ?`, r.Effect, r.Description, r.Tool, r.MatchType, r.Pattern,
+			r.Enabled, r.AllowOpaque, TS(r.UpdatedAt), r.ID)
 		out = r
 		return err
 	})

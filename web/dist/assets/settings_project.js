@@ -86,7 +86,8 @@ export function RuleForm({ id, rule = {}, submit, onSubmit, onCancel, reset }) {
     <div class="grid2"><${Select} label="Kind" name="kind" defaultValue=${rule.kind || 'must_never'} options=${[['must_never', 'must_never'], ['must_always', 'must_always']]} />
     <${Select} label="Effect" name="effect" defaultValue=${rule.effect || 'block'} options=${ruleEffects} />
     <${Field} label="Tool (empty: any)" name="tool" defaultValue=${rule.tool || 'run_command'} maxlength="120" />
-    <${Select} label="Match" name="match_type" defaultValue=${rule.match_type || 'glob'} options=${[['glob', 'glob'], ['regex', 'regex']]} /></div>
+    <${Select} label="Match" name="match_type" defaultValue=${rule.match_type || 'glob'} options=${[['glob', 'glob on the command line'], ['regex', 'regex on the command line'],
+      ['command', 'command (parsed, e.g. rm -rf *)'], ['effect', 'effect (e.g. deletes_data)']]} /></div>
     <${Field} label="Pattern" name="pattern" required defaultValue=${rule.pattern || ''} class="mono" maxlength="1000" placeholder="rm -rf *" />
     <${Field} label="Why (shown when it matches)" name="description" required defaultValue=${rule.description || ''} maxlength="500" placeholder="Never wipe a filesystem" />
     <label class="check"><input type="checkbox" name="enabled" defaultChecked=${rule.enabled !== false} /> Enabled</label>

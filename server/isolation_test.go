@@ -216,6 +216,9 @@ var isolationProbes = map[string]probe{
 	"PATCH /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "PATCH", "/api/integrations/"+x.integration, map[string]any{"base_url": "http://10.6.6.6"})
 	},
+	"POST /api/integrations/{integration_id}/test": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "POST", "/api/integrations/"+x.integration+"/test", nil)
+	},
 	"DELETE /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "DELETE", "/api/integrations/"+x.integration, nil)
 	},
@@ -275,6 +278,9 @@ var isolationProbes = map[string]probe{
 		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.event}})
 	},
 	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.event, nil) },
+	"POST /api/tasks/{task_id}/webhook/events/{event_id}/match": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/match", map[string]any{"condition": "true"})
+	},
 	"POST /api/tasks/{task_id}/webhook/events/{event_id}/replay": func(o own, x ids) []probeReq {
 		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/replay", nil)
 	},

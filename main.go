@@ -23,6 +23,7 @@ import (
 	"github.com/opsagent/opsagent/server/cli"
 	"github.com/opsagent/opsagent/server/cliclient"
 	connagent "github.com/opsagent/opsagent/server/connector/agent"
+	"github.com/opsagent/opsagent/server/doctor"
 	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -73,6 +74,7 @@ func commands() []command {
 		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},
 		{"restore", "restore an archive into a new, empty directory: --in FILE --data-dir NEW", backup.RestoreCommand},
 		{"vault", "vault rotate: re-encrypt every vault ciphertext under a new key (safe while serving)", secrets.RotateCommand},
+		{"doctor", "check config, data dir, disk, database, vault, LLM, SMTP, base URL and clock; exit 1 on a fault", doctor.Command},
 		{"version", "print the version", version},
 	}
 }
@@ -173,7 +175,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	if *printConfig {
-		cfg.Print(stdout)
+		signup := "open"
+		if n, err := store.PeekUserCount(ctx, cfg.Path("opsagent.db")); err == nil && n > 0 {
+			signup = "invite"
+		}
+		cfg.Print(stdout, fs, signup)
 		return nil
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/opsagent/opsagent/server/telemetry"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -29,6 +31,8 @@ type TaskOptions struct {
 	TickInterval time.Duration
 	// BatchSize bounds the fires recorded in one transaction (default 200).
 	BatchSize int
+	// Telemetry is told about each recorded fire (default: nothing).
+	Telemetry telemetry.Scheduler
 }
 
 // Tasks is the task scheduler: it records every due fire of every enabled
@@ -50,6 +54,8 @@ type Tasks struct {
 	wg     sync.WaitGroup // in-flight executions
 	loopWG sync.WaitGroup
 	wake   chan struct{}
+
+	lastTick atomic.Int64 // unix nanoseconds of the last finished tick; /readyz reads it
 
 	recordMu   sync.Mutex // one Record at a time
 	dispatchMu sync.Mutex // one Dispatch at a time; guards the maps below
@@ -79,6 +85,9 @@ func NewTasks(db *store.DB, o TaskOptions) *Tasks {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 200
+	}
+	if o.Telemetry == nil {
+		o.Telemetry = telemetry.Nop{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Tasks{db: db, exec: o.Executor, now: o.Now, log: o.Logger, opt: o, base: ctx, cancel: cancel,
@@ -123,7 +132,9 @@ func (e *Tasks) Start(ctx context.Context) error {
 			}
 			if _, err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 				e.log.Error("task scheduler tick", "err", err)
+				continue
 			}
+			e.lastTick.Store(time.Now().UnixNano())
 		}
 	}()
 	return nil
@@ -135,6 +146,18 @@ func (e *Tasks) Stop() {
 	e.cancel()
 	e.loopWG.Wait()
 	e.wg.Wait()
+}
+
+// Ticking reports whether the loop finished a tick within three tick
+// intervals (a stuck or failing database stops it), and when the last was.
+// Before the first tick it reports true: a start is not a failure.
+func (e *Tasks) Ticking(now time.Time) (ok bool, last time.Time, interval time.Duration) {
+	n := e.lastTick.Load()
+	if n == 0 {
+		return true, time.Time{}, e.opt.TickInterval
+	}
+	last = time.Unix(0, n)
+	return now.Sub(last) <= 3*e.opt.TickInterval+time.Second, last, e.opt.TickInterval
 }
 
 // Wake asks the loop to tick now (a task was created, changed or triggered).
@@ -190,6 +213,11 @@ func (e *Tasks) Record(ctx context.Context) (int, error) {
 		res, err := e.db.RecordFires(ctx, fires)
 		if err != nil {
 			return total, err
+		}
+		for i, r := range res {
+			if r.SessionID != "" && i < len(fires) {
+				e.opt.Telemetry.Fired(now.Sub(fires[i].ScheduledFor))
+			}
 		}
 		for _, r := range res {
 			if r.SessionID != "" {

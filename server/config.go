@@ -42,6 +42,20 @@ type Config struct {
 	// AgentTurnsPerMinute bounds chat turns and resumes per caller (0: the default, 20).
 	AgentTurnsPerMinute int
 	ShutdownTimeout     time.Duration
+	// DiskMinFree is the free space in the data directory below which /readyz fails.
+	DiskMinFree ByteSize
+	// Retention defaults in days (0 keeps forever); orgs may override the
+	// first three (PUT /api/organizations/{org_id}/retention).
+	RetentionTranscriptsDays int
+	RetentionSessionsDays    int
+	RetentionAuditDays       int
+	RetentionOutboxDays      int
+	// DisableHTTPMetrics stops recording per-route request counters and
+	// latency histograms (the engines' metrics stay).
+	DisableHTTPMetrics bool
+	// MetricsToken, when set, is the bearer token /metrics requires (then it
+	// answers any address); unset, /metrics answers loopback only.
+	MetricsToken string
 	// ConnectorHeartbeat is how often connectors ping; silent for 2.5 times it, one is lost.
 	ConnectorHeartbeat time.Duration
 }
@@ -79,6 +93,14 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
+	c.DiskMinFree = 512 << 20
+	fs.Var(&c.DiskMinFree, "disk-min-free", "free space in the data directory below which /readyz fails (e.g. 512MiB, 2GB)")
+	fs.IntVar(&c.RetentionTranscriptsDays, "retention-transcripts-days", 90, "default days a finished session keeps its transcript (0: forever; orgs may override)")
+	fs.IntVar(&c.RetentionSessionsDays, "retention-sessions-days", 365, "default days a finished session is kept (0: forever; orgs may override)")
+	fs.IntVar(&c.RetentionAuditDays, "retention-audit-days", 365, "default days audit events stay in the database before moving to DATA_DIR/audit-archive (0: forever; orgs may override)")
+	fs.IntVar(&c.RetentionOutboxDays, "retention-outbox-days", 30, "days mail files stay in DATA_DIR/outbox (0: forever)")
+	fs.BoolVar(&c.DisableHTTPMetrics, "disable-http-metrics", false, "do not record per-route request counts and latency histograms (the engines' metrics stay)")
+	str(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires; unset serves /metrics to loopback only")
 	fs.DurationVar(&c.ConnectorHeartbeat, "connector-heartbeat", 10*time.Second, "how often connectors ping; one silent for 2.5 times this is lost and its commands end")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })
@@ -146,6 +168,12 @@ func (c *Config) Validate() error {
 	if _, err := ParseLLMPrices(c.LLMPrices); err != nil {
 		errs = append(errs, err)
 	}
+	for name, v := range map[string]int{"retention-transcripts-days": c.RetentionTranscriptsDays, "retention-sessions-days": c.RetentionSessionsDays,
+		"retention-audit-days": c.RetentionAuditDays, "retention-outbox-days": c.RetentionOutboxDays} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s must be 0 (forever) or a number of days", name))
+		}
+	}
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("max-body-bytes must be positive"))
 	}
@@ -176,18 +204,43 @@ func (c *Config) Path(parts ...string) string {
 // SecureCookies reports whether cookies carry the Secure flag.
 func (c *Config) SecureCookies() bool { return strings.HasPrefix(c.BaseURL, "https://") }
 
-// Print writes the effective config with secrets redacted (--print-config).
-func (c *Config) Print(w io.Writer) {
-	red := func(s string) string {
-		if s == "" {
-			return ""
+// Print writes every flag's effective value (flag, variable or default),
+// one name=value line each, in the flag set's order; secrets are redacted
+// and URLs lose their passwords. signupNow is the sign-up policy in force
+// when --signup is unset (open until the first account, then invite).
+func (c *Config) Print(w io.Writer, fs *flag.FlagSet, signupNow string) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name := strings.ReplaceAll(f.Name, "-", "_")
+		v := f.Value.String()
+		switch {
+		case f.Name == "print-config":
+			return
+		case isSecretFlag(f.Name):
+			if v != "" {
+				v = "[redacted]"
+			}
+		case strings.Contains(v, "://"):
+			v = redactURL(v)
 		}
-		return "[redacted]"
+		if f.Name == "base-url" && v == "" {
+			fmt.Fprintf(w, "# base_url is not set: mail links and webhook URLs are relative paths; set --base-url to the public URL\n")
+		}
+		if f.Name == "signup" && v == "" {
+			fmt.Fprintf(w, "# signup is not set: open until the first account exists, then invite\n")
+			v = signupNow
+		}
+		fmt.Fprintf(w, "%s=%s\n", name, v)
+	})
+}
+
+// isSecretFlag: flags whose value is a credential and is never printed.
+func isSecretFlag(name string) bool {
+	for _, part := range []string{"key", "token", "passphrase", "password", "secret"} {
+		if strings.Contains(name, part) && !strings.HasPrefix(name, "disable-") {
+			return true
+		}
 	}
-	fmt.Fprintf(w, "addr=%s\ndata_dir=%s\nbase_url=%s\nsignup=%s\nsmtp_url=%s\nmail_from=%s\n", c.Addr, c.DataDir, c.BaseURL, c.Signup, redactURL(c.SMTPURL), c.MailFrom)
-	fmt.Fprintf(w, "llm_provider=%s\nllm_base_url=%s\nllm_api_key=%s\nllm_model=%s\nvault_passphrase=%s\n", c.LLMProvider, redactURL(c.LLMBaseURL), red(c.LLMAPIKey), c.LLMModel, red(c.VaultPassphrase))
-	fmt.Fprintf(w, "log_level=%s\nlog_format=%s\ntrust_proxy=%t\ndisable_password_reset=%t\nmax_body_bytes=%d\nwebhook_max_body_bytes=%d\nshutdown_timeout=%s\n",
-		c.LogLevel, c.LogFormat, c.TrustProxy, c.DisablePasswordReset, c.MaxBodyBytes, c.WebhookMaxBodyBytes, c.ShutdownTimeout)
+	return false
 }
 
 // redactURL hides the password of a URL's user info (smtp://user:pass@host).

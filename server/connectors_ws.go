@@ -36,6 +36,7 @@ func (s *Server) installConnectors() {
 			}
 		},
 	})
+	s.SetConnectorCounter(s.connectors.Online)
 }
 
 // handleConnectorConnect is GET /api/connectors/connect: the WebSocket a

@@ -43,7 +43,11 @@ func browser(t *testing.T) (context.Context, context.CancelFunc) {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	limit := 2 * time.Minute // generous: eight engineers share two cores
+	if os.Getenv("OPSAGENT_SCREENSHOT_DIR") != "" {
+		limit = 4 * time.Minute // full-page screenshots at two sizes of every page
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	return ctx, func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
 }
 
@@ -59,6 +63,12 @@ func TestConsoleSignInAndApproveCLIGrant(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(q(`#login`)),
+	)
+	if err != nil {
+		t.Fatalf("open the console: %v", err)
+	}
+	checkA11y(t, ctx, "sign in")
+	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#login input[name=email]`), "op@example.com"),
 		chromedp.SendKeys(q(`#login input[name=password]`), "correct horse battery"),
 		chromedp.Click(q(`#login button`)),
@@ -82,6 +92,7 @@ func TestConsoleSignInAndApproveCLIGrant(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open the grant page: %v", err)
 	}
+	checkA11y(t, ctx, "CLI grant")
 	client, err := chromedp.Run(ctx, chromedp.Text(q(`#grant-client`)))
 	if err != nil || client != "opsagent CLI" {
 		t.Fatalf("grant page names %q (%v), want the client's name", client, err)

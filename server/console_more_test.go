@@ -101,7 +101,7 @@ func TestConsoleTasks(t *testing.T) {
 		t.Fatalf("create a task: %v", err)
 	}
 	waitJS(t, ctx, "the task is listed", textHas(`#tasks-table`, "nightly check"))
-	screenshot(t, ctx, "tasks")
+	visit(t, ctx, "tasks-new", 1400, 900)
 	tasks := c.must(200, "GET", "/api/tasks", nil).JSON()["items"].([]any)
 	if len(tasks) != 1 {
 		t.Fatalf("tasks: %v", tasks)
@@ -134,6 +134,41 @@ func TestConsoleTasks(t *testing.T) {
 	}
 	waitJS(t, ctx, "the run's answer", textHas(`#session-log`, "All checks passed."))
 	waitJS(t, ctx, "the run completed", textHas(`#session-status-value`, "completed"))
+
+	// Details: the editor previews the next five fires of a new schedule,
+	// saves it; a clone appears and is bulk-deleted.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(env.URL+"/tasks"),
+		chromedp.WaitVisible(q(row+` button.open`)),
+		chromedp.Click(q(row+` button.open`)),
+		chromedp.WaitVisible(q(`#task-edit`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js(t, ctx, `(() => { const f = document.querySelector('#task-edit'); f.elements.schedule.value = '30 2 * * *'; f.elements.timezone.value = 'Europe/Paris'; })()`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#task-edit button.preview`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "five next fires", `document.querySelectorAll('#task-edit .next-runs li').length === 5 && document.querySelector('#task-edit .next-runs li').textContent.includes('T02:30:00')`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#task-edit button[type=submit]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "saved", textHas(`#tasks-notice`, "Saved"))
+	if got := c.must(200, "GET", "/api/tasks/"+id, nil).JSON(); got["schedule"] != "30 2 * * *" || got["timezone"] != "Europe/Paris" {
+		t.Fatalf("task after the edit: %v", got)
+	}
+	checkA11y(t, ctx, "tasks")
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#task-clone`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the clone", `document.querySelectorAll('#tasks-table tbody tr').length === 2`)
+	js(t, ctx, `document.querySelectorAll('#tasks-table tbody tr').forEach(r => { if (r.dataset.taskId !== `+jsString(id)+`) r.querySelector('input[type=checkbox]').click(); })`)
+	js(t, ctx, `window.confirm = () => true`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#tasks-bulk-delete`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the clone deleted", `document.querySelectorAll('#tasks-table tbody tr').length === 1`)
 
 	// The incidents page answers for a project that has none.
 	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/incidents"]`))); err != nil {

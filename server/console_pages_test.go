@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,22 +35,6 @@ func textHas(sel, s string) string {
 	return `(document.querySelector(` + jsString(sel) + `)?.textContent || '').includes(` + jsString(s) + `)`
 }
 
-// screenshot saves a PNG of the page when OPSAGENT_SCREENSHOT_DIR is set,
-// to look at the console by eye; tests never compare images.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	dir := os.Getenv("OPSAGENT_SCREENSHOT_DIR")
-	if dir == "" {
-		return
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // An operator's everyday path through the console in a real browser: sign
 // in, create a project (remembered as a preference), chat with the agent
 // and watch the answer stream in, find the session in the list, approve the
@@ -82,7 +64,19 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	// A new account has no project: the chat says so and links to Projects.
+	// A new account lands in the set-up wizard; skipped, the chat asks for a
+	// project and links to Projects.
+	waitJS(t, ctx, "the onboarding wizard", `!!document.querySelector('#onboarding-form button.secondary')`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#onboarding-form button.secondary`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "skipped to projects", `!!document.querySelector('#project-create')`)
+	if got := c.must(200, "GET", "/api/onboarding/status", nil).JSON()["status"]; got != "skipped" {
+		t.Fatalf("onboarding after skip: %v", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/chat"]`))); err != nil {
+		t.Fatal(err)
+	}
 	waitJS(t, ctx, "the chat asks for a project", textHas(`#view`, "Choose a project"))
 	err = chromedp.Do(ctx,
 		chromedp.Click(q(`#nav a[href="/projects"]`)),
@@ -118,7 +112,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	waitJS(t, ctx, "the tool call", textHas(`#chat-log .tool .args`, echoHello))
 	waitJS(t, ctx, "the approval request", `!!document.querySelector('#chat-log .tool.waiting .decision button.approve')`)
 	waitJS(t, ctx, "the turn waits", textHas(`#chat-status`, "Waiting for approval"))
-	screenshot(t, ctx, "chat")
+	visit(t, ctx, "chat", 1200, 900)
 
 	// The session is listed, waiting for approval.
 	page := c.must(200, "GET", "/api/sessions/index", nil).JSON()
@@ -135,6 +129,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	}
 	waitJS(t, ctx, "the session in the list", `!!document.querySelector('#sessions-table a[href="/sessions/`+sid+`"]')`)
 	waitJS(t, ctx, "its waiting badge", textHas(`#sessions-table`, "waiting approval"))
+	checkA11y(t, ctx, "sessions")
 
 	// Approvals: approve the pending command; the agent resumes and ends.
 	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/approvals"]`))); err != nil {
@@ -149,7 +144,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 		t.Fatalf("approve: %v", err)
 	}
 	waitJS(t, ctx, "the approval shows approved", textHas(`#approvals-list .approval .approval-status`, "approved"))
-	screenshot(t, ctx, "approvals")
+	checkA11y(t, ctx, "approvals")
 	ap := c.must(200, "GET", "/api/approvals?session_id="+sid, nil).JSON()["items"].([]any)[0].(map[string]any)
 	if ap["status"] != "approved" || ap["comment"] != "go ahead" {
 		t.Fatalf("approval after the click: %v", ap)
@@ -162,7 +157,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	waitJS(t, ctx, "the final answer in the transcript", textHas(`#session-log`, "Done: it printed hello."))
 	waitJS(t, ctx, "the command's output", textHas(`#session-log .tool .output`, "hello"))
 	waitJS(t, ctx, "the completed status", textHas(`#session-status-value`, "completed"))
-	screenshot(t, ctx, "session")
+	visit(t, ctx, "session", 1200, 900)
 	if d := c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON(); d["status"] != "completed" {
 		t.Fatalf("session after approval: %v", d)
 	}

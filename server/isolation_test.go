@@ -68,6 +68,10 @@ var isolationProbes = map[string]probe{
 		return one("POST", "/api/organizations/"+x.org+"/invitations", map[string]any{"email": "mole@example.com", "role": "owner"})
 	},
 	"GET /api/organizations/{org_id}/invitations": func(o own, x ids) []probeReq { return one("GET", "/api/organizations/"+x.org+"/invitations", nil) },
+	"GET /api/organizations/{org_id}/retention":   func(o own, x ids) []probeReq { return one("GET", "/api/organizations/"+x.org+"/retention", nil) },
+	"PUT /api/organizations/{org_id}/retention": func(o own, x ids) []probeReq {
+		return one("PUT", "/api/organizations/"+x.org+"/retention", map[string]any{"audit_days": 1})
+	},
 	"DELETE /api/organizations/{org_id}/invitations/{invitation_id}": func(o own, x ids) []probeReq {
 		return []probeReq{{method: "DELETE", path: "/api/organizations/" + x.org + "/invitations/" + x.invitation},
 			{method: "DELETE", path: "/api/organizations/" + o.org + "/invitations/" + x.invitation}}
@@ -212,6 +216,9 @@ var isolationProbes = map[string]probe{
 	"PATCH /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "PATCH", "/api/integrations/"+x.integration, map[string]any{"base_url": "http://10.6.6.6"})
 	},
+	"POST /api/integrations/{integration_id}/test": func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "POST", "/api/integrations/"+x.integration+"/test", nil)
+	},
 	"DELETE /api/integrations/{integration_id}": func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "DELETE", "/api/integrations/"+x.integration, nil)
 	},
@@ -271,6 +278,9 @@ var isolationProbes = map[string]probe{
 		return taskProbe(o, x, "POST", "/webhook/events/replay", map[string]any{"event_ids": []string{x.event}})
 	},
 	"GET /api/tasks/{task_id}/webhook/events/{event_id}": func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook/events/"+x.event, nil) },
+	"POST /api/tasks/{task_id}/webhook/events/{event_id}/match": func(o own, x ids) []probeReq {
+		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/match", map[string]any{"condition": "true"})
+	},
 	"POST /api/tasks/{task_id}/webhook/events/{event_id}/replay": func(o own, x ids) []probeReq {
 		return taskProbe(o, x, "POST", "/webhook/events/"+x.event+"/replay", nil)
 	},

@@ -16,6 +16,12 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	if err := s.registerWebhookJobs(r); err != nil {
 		return err
 	}
+	if err := r.Add("retention", "@every 1h", func(ctx context.Context) error {
+		_, err := s.RunRetention(ctx)
+		return err
+	}); err != nil {
+		return err
+	}
 	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }
 

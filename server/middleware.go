@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +73,14 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 // body cap, authentication, cross-origin check, permission and project
 // resolution: the guards live here once, not in each handler.
 func (s *Server) wrap(rt *Route) http.Handler {
+	obs := s.metrics.forRoute(rt)
+	if s.cfg.DisableHTTPMetrics {
+		obs = nil
+	}
+	logLevel := slog.LevelInfo
+	if slices.Contains(rt.Tags, opsTag) {
+		logLevel = slog.LevelDebug // probes and scrapes every few seconds would drown the log
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rid := r.Header.Get("X-Request-ID")
@@ -82,6 +92,9 @@ func (s *Server) wrap(rt *Route) http.Handler {
 		ctx := context.WithValue(r.Context(), requestIDKey, rid)
 		ctx = context.WithValue(ctx, loggerKey, logger)
 		if isStream(r) {
+			if obs != nil {
+				defer obs.streamOpened()()
+			}
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			defer cancel()
@@ -97,15 +110,31 @@ func (s *Server) wrap(rt *Route) http.Handler {
 				}
 				writeError(rec, r, fmt.Errorf("panic: %v", p))
 			}
-			attrs := []any{"method", r.Method, "route", rt.Path, "status", rec.status,
-				"duration_ms", float64(time.Since(start).Microseconds()) / 1000, "bytes", rec.bytes, "ip", s.clientIP(r)}
+			took := time.Since(start)
+			if obs != nil {
+				obs.observe(rec.status, took)
+			}
+			if !logger.Enabled(ctx, logLevel) {
+				return
+			}
+			// One line per request: ids and the route template, never the raw
+			// path (it may carry tokens), a body or a header value.
+			attrs := make([]slog.Attr, 0, 12)
+			attrs = append(attrs, slog.String("method", r.Method), slog.String("route", rt.Path), slog.Int("status", rec.status),
+				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", rec.bytes), slog.String("ip", s.clientIP(r)))
 			if c.ID != nil {
-				attrs = append(attrs, "user_id", c.ID.UserID)
+				attrs = append(attrs, slog.String("user_id", c.ID.UserID))
+				if c.ID.OrgID != "" {
+					attrs = append(attrs, slog.String("org_id", c.ID.OrgID))
+				}
 				if c.ID.KeyID != "" {
-					attrs = append(attrs, "key_id", c.ID.KeyID)
+					attrs = append(attrs, slog.String("key_id", c.ID.KeyID))
 				}
 			}
-			logger.Info("request", attrs...)
+			if c.Project != nil {
+				attrs = append(attrs, slog.String("project_id", c.Project.ID))
+			}
+			logger.LogAttrs(ctx, logLevel, "request", attrs...)
 		}()
 		if err := s.serveRoute(c); err != nil {
 			writeError(rec, c.R, err)

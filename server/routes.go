@@ -8,6 +8,7 @@ func (s *Server) routeTable() []*Route {
 	var rs []*Route
 	for _, group := range [][]*Route{
 		s.metaRoutes(),
+		s.opsRoutes(),
 		s.authRoutes(),
 		s.meRoutes(),
 		s.preferenceRoutes(),
@@ -18,6 +19,7 @@ func (s *Server) routeTable() []*Route {
 		s.taskRoutes(),
 		s.authOrgRoutes(),
 		s.orgRoutes(),
+		s.retentionRoutes(),
 		s.memberRoutes(),
 		s.invitationRoutes(),
 		s.projectRoutes(),
@@ -31,6 +33,7 @@ func (s *Server) routeTable() []*Route {
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
 		s.webhookRoutes(),
+		s.webhookMatchRoutes(),
 		s.approvalRoutes(),
 		s.incidentRoutes(),
 		s.sessionRoutes(),
@@ -42,6 +45,7 @@ func (s *Server) routeTable() []*Route {
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.integrationRoutes(),
+		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
 		s.commandRoutes(),
 		s.mcpRoutes(),

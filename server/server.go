@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/rag"
@@ -56,6 +57,12 @@ type Server struct {
 	started time.Time
 	// runner runs agent turns (chat, resume, task runs) and streams them.
 	runner *runner.Runner
+	// metrics is the Prometheus registry (/metrics) the pipeline and engines feed.
+	metrics *metrics
+	// ready caches /readyz and owns its database write probe.
+	ready readiness
+	// connectorCount, set by the connector feature, feeds opsagent_connectors_connected.
+	connectorCount atomic.Pointer[func() int]
 	// auditLog is the batched, hash-chaining audit writer.
 	auditLog *audit.Writer
 	// Now is the server's clock; tests move it to cross time windows.
@@ -150,6 +157,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.metrics = newMetrics()
+	s.metrics.reg.MustRegister(stateCollector{s})
 	s.knowledge = knowledge.New(d.DB, d.RAG)
 	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
 	s.stopping, s.stopStreams = context.WithCancel(context.Background())

@@ -51,7 +51,8 @@ type WebhookFailures struct {
 type WebhookOut struct {
 	TaskID                   string          `json:"task_id"`
 	ProjectID                string          `json:"project_id"`
-	URL                      string          `json:"url" doc:"where the provider posts"`
+	URL                      string          `json:"url" doc:"where the provider posts; absolute when the server has --base-url, else a path (see url_note)"`
+	URLNote                  string          `json:"url_note,omitempty" doc:"present when url is a relative path because --base-url is not set"`
 	BadgeURL                 string          `json:"badge_url" doc:"status badge (SVG); the token in it is the only credential, rotate by recreating the webhook"`
 	Provider                 string          `json:"provider"`
 	Scheme                   string          `json:"scheme"`
@@ -120,6 +121,9 @@ func (s *Server) webhookOut(h *store.Webhook, secret []byte) WebhookOut {
 		RetentionDays: h.RetentionDays, MetadataOnly: h.MetadataOnly, RedactGlobs: h.RedactGlobs, Correlate: h.Correlate,
 		CorrelationWindowSeconds: h.CorrelationWindow, ApprovalTTLSeconds: h.ApprovalTTL, HasSecret: len(h.SecretCT) > 0,
 		SecretRotatedAt: h.SecretRotatedAt, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt}
+	if s.cfg.BaseURL == "" {
+		o.URLNote = "url is a path on this server because --base-url (OPSAGENT_BASE_URL) is not set: prefix it with the address senders reach this server at, or set --base-url to get an absolute URL"
+	}
 	if h.PrevValidUntil != nil && s.Now().Before(*h.PrevValidUntil) && len(h.PrevSecretCT) > 0 {
 		o.PreviousSecretValidUntil = h.PrevValidUntil
 	}

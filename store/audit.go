@@ -59,7 +59,16 @@ func (db *DB) AppendAudit(ctx context.Context, events []*AuditRecord) error {
 			if h == nil {
 				h = &head{hash: GenesisHash}
 				err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_events WHERE org_id = ? ORDER BY seq DESC LIMIT 1`, e.OrgID).Scan(&h.seq, &h.hash)
-				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				if errors.Is(err, sql.ErrNoRows) {
+					// Every stored event may have been archived: the chain goes on from the anchor.
+					a, aerr := getAuditAnchor(ctx, tx, e.OrgID)
+					if aerr != nil {
+						return aerr
+					}
+					if a != nil {
+						h.seq, h.hash = a.Seq, a.Hash
+					}
+				} else if err != nil {
 					return err
 				}
 				heads[e.OrgID] = h
@@ -189,14 +198,22 @@ type AuditBreak struct {
 	Reason string // hash_mismatch, prev_hash_mismatch, sequence_gap
 }
 
-// VerifyAuditChain recomputes an org's chain from the first event and
-// returns how many events it checked and the first broken link, if any.
+// VerifyAuditChain recomputes an org's chain from the first event (or from
+// the anchor retention left, store/audit_archive.go) and returns how many
+// events it checked and the first broken link, if any.
 func (db *DB) VerifyAuditChain(ctx context.Context, orgID string) (int, *AuditBreak, error) {
 	n := 0
 	prev, want := GenesisHash, int64(1)
+	anchor, err := db.GetAuditAnchor(ctx, orgID)
+	if err != nil {
+		return 0, nil, err
+	}
+	if anchor != nil {
+		prev, want = anchor.Hash, anchor.Seq+1
+	}
 	var brk *AuditBreak
 	stop := errors.New("stop")
-	err := db.EachAuditEvent(ctx, AuditFilter{OrgID: orgID}, func(e *AuditRecord) error {
+	err = db.EachAuditEvent(ctx, AuditFilter{OrgID: orgID}, func(e *AuditRecord) error {
 		n++
 		switch {
 		case e.Seq != want:

@@ -66,6 +66,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
+	// A new database frees pages incrementally (retention runs
+	// PRAGMA incremental_vacuum after deleting); on an existing one this
+	// changes nothing until a one-off VACUUM (deploy/README.md).
+	q.Add("_pragma", "auto_vacuum(INCREMENTAL)")
 	q.Set("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	w, err := sql.Open("sqlite", dsn)

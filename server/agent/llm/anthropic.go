@@ -3,142 +3,283 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"strings"
-
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 )
 
 // defaultAnthropicMaxTokens fills Request.MaxTokens = 0: the Messages API
 // requires a value, and 4096 leaves room for a long tool plan.
 const defaultAnthropicMaxTokens = 4096
 
-// anthropicMessages speaks the Anthropic Messages API.
+// anthropicVersion is the API version header the Messages API requires.
+const anthropicVersion = "2023-06-01"
+
+// anthropicMessages speaks the Anthropic Messages API (POST {base}/v1/messages
+// with "stream": true).
 type anthropicMessages struct {
-	svc anthropic.MessageService
+	hc     *http.Client
+	url    string
+	apiKey string
 }
 
 func newAnthropic(cfg Config) *anthropicMessages {
-	opts := []option.RequestOption{
-		// Only explicit options: the SDK would otherwise read ANTHROPIC_* variables.
-		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(cfg.HTTPClient),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(0),
+	base := cfg.BaseURL
+	if base == "" {
+		base = "https://api.anthropic.com"
 	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	return &anthropicMessages{svc: anthropic.NewClient(opts...).Messages}
+	// Only what Config says: no ANTHROPIC_* variable is read.
+	return &anthropicMessages{hc: cfg.HTTPClient, url: joinURL(base, "v1/messages"), apiKey: cfg.APIKey}
+}
+
+type anRequest struct {
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens"`
+	System    []anBlock   `json:"system,omitempty"`
+	Messages  []anMessage `json:"messages"`
+	Tools     []anTool    `json:"tools,omitempty"`
+	Stream    bool        `json:"stream"`
+}
+
+type anMessage struct {
+	Role    string    `json:"role"`
+	Content []anBlock `json:"content"`
+}
+
+// anBlock is a content block; Type decides which other fields are sent.
+type anBlock struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+type anTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type anUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// anEvent holds the fields of every streamed event type we read.
+type anEvent struct {
+	Type    string `json:"type"`
+	Message *struct {
+		Usage anUsage `json:"usage"`
+	} `json:"message"` // message_start
+	Index        int `json:"index"`
+	ContentBlock *struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content_block"` // content_block_start
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"` // content_block_delta, message_delta
+	Usage *anUsage `json:"usage"` // message_delta
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"` // error
+}
+
+// anBlockState is one content block being assembled from its events.
+type anBlockState struct {
+	typ, id, name string
+	text          strings.Builder
+	input         json.RawMessage // from content_block_start
+	partial       []byte          // input_json_delta pieces
+	sawPartial    bool
 }
 
 func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	params := anthropic.MessageNewParams{
-		Model:     anthropic.Model(req.Model),
-		MaxTokens: int64(req.MaxTokens),
-		Messages:  anthropicHistory(req.Messages),
-	}
-	if params.MaxTokens <= 0 {
-		params.MaxTokens = defaultAnthropicMaxTokens
+	body := anRequest{Model: req.Model, MaxTokens: req.MaxTokens, Messages: anthropicHistory(req.Messages), Stream: true}
+	if body.MaxTokens <= 0 {
+		body.MaxTokens = defaultAnthropicMaxTokens
 	}
 	if req.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+		body.System = []anBlock{{Type: "text", Text: &req.System}}
 	}
 	for _, t := range req.Tools {
-		params.Tools = append(params.Tools, anthropicTool(t))
+		body.Tools = append(body.Tools, anthropicTool(t))
 	}
-	stream := p.svc.NewStreaming(ctx, params)
-	defer stream.Close()
-
-	var msg anthropic.Message
-	// The SDK replaces tool input that is not JSON (a call cut off by
-	// max_tokens) with {}; keep the text the model sent, so the agent can
-	// tell it its arguments were broken rather than missing.
-	partial := map[int][]byte{}
-	started, stopped := false, false
-	for stream.Next() {
-		ev := stream.Current()
-		switch ev.Type {
-		case "message_start":
-			started = true
-		case "message_stop":
-			stopped = true
-		case "content_block_delta":
-			switch ev.Delta.Type {
-			case "text_delta":
-				if ev.Delta.Text != "" {
-					onDelta(Delta{Text: ev.Delta.Text})
-				}
-			case "input_json_delta":
-				partial[int(ev.Index)] = append(partial[int(ev.Index)], ev.Delta.PartialJSON...)
-			}
-		}
-		if !started {
-			continue
-		}
-		if err := msg.Accumulate(ev); err != nil {
-			return Response{}, &Error{Class: ClassBadResponse, Provider: ProviderAnthropic, Message: err.Error(), Err: err}
-		}
-	}
-	if err := stream.Err(); err != nil {
+	h := http.Header{}
+	h.Set("X-Api-Key", p.apiKey)
+	h.Set("Anthropic-Version", anthropicVersion)
+	resp, err := post(ctx, p.hc, ProviderAnthropic, p.url, h, body)
+	if err != nil {
 		return Response{}, err
 	}
+	defer resp.Body.Close()
+
+	var (
+		blocks           = map[int]*anBlockState{}
+		order            []int
+		usage            anUsage
+		out              Response
+		started, stopped bool
+		events           = newSSEReader(resp.Body)
+	)
+	for !stopped {
+		ev, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Response{}, err
+		}
+		var e anEvent
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return Response{}, badResponse(ProviderAnthropic, "a stream event is not JSON", err)
+		}
+		switch e.Type {
+		case "error":
+			if e.Error != nil {
+				return Response{}, anthropicStreamError(e.Error.Type, e.Error.Message)
+			}
+			return Response{}, anthropicStreamError("", string(ev.Data))
+		case "message_start":
+			started = true
+			if e.Message != nil {
+				usage = e.Message.Usage
+			}
+		case "content_block_start":
+			if e.ContentBlock == nil {
+				continue
+			}
+			b := &anBlockState{typ: e.ContentBlock.Type, id: e.ContentBlock.ID, name: e.ContentBlock.Name, input: e.ContentBlock.Input}
+			b.text.WriteString(e.ContentBlock.Text)
+			if _, seen := blocks[e.Index]; !seen {
+				order = append(order, e.Index)
+			}
+			blocks[e.Index] = b
+		case "content_block_delta":
+			b := blocks[e.Index]
+			if b == nil || e.Delta == nil {
+				continue
+			}
+			switch e.Delta.Type {
+			case "text_delta":
+				if e.Delta.Text != "" {
+					b.text.WriteString(e.Delta.Text)
+					onDelta(Delta{Text: e.Delta.Text})
+				}
+			case "input_json_delta":
+				b.partial = append(b.partial, e.Delta.PartialJSON...)
+				b.sawPartial = true
+			}
+		case "message_delta":
+			if e.Delta != nil && e.Delta.StopReason != "" {
+				out.StopReason = e.Delta.StopReason
+			}
+			if u := e.Usage; u != nil {
+				// output_tokens is cumulative; input counts appear here only
+				// when they changed (server tools), so zeros keep the start's.
+				usage.OutputTokens = u.OutputTokens
+				usage.InputTokens = cmpOr(u.InputTokens, usage.InputTokens)
+				usage.CacheCreationInputTokens = cmpOr(u.CacheCreationInputTokens, usage.CacheCreationInputTokens)
+				usage.CacheReadInputTokens = cmpOr(u.CacheReadInputTokens, usage.CacheReadInputTokens)
+			}
+		case "message_stop":
+			stopped = true
+		}
+	}
 	if !started {
-		return Response{}, &Error{Class: ClassBadResponse, Provider: ProviderAnthropic,
-			Message: "the response held no message_start event"}
+		return Response{}, badResponse(ProviderAnthropic, "the response held no message_start event", nil)
 	}
 	if !stopped {
 		return Response{}, &Error{Class: ClassNetwork, Provider: ProviderAnthropic,
 			Message: "the stream ended before message_stop"}
 	}
-	var resp Response
 	var text strings.Builder
-	for i, block := range msg.Content {
-		switch block.Type {
+	for _, i := range order {
+		b := blocks[i]
+		switch b.typ {
 		case "text":
-			text.WriteString(block.Text)
+			text.WriteString(b.text.String())
 		case "tool_use":
-			args := block.Input
-			if p, ok := partial[i]; ok {
-				args = p
+			// The text the model sent is kept even when it is not JSON (a
+			// call cut off by max_tokens), so the agent can tell it its
+			// arguments were broken rather than missing.
+			args := b.input
+			if b.sawPartial {
+				args = b.partial
 			}
-			resp.ToolCalls = append(resp.ToolCalls, ToolCall{
-				ID: block.ID, Name: block.Name, Arguments: argsOrEmpty(args),
-			})
+			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: argsOrEmpty(args)})
 		}
 	}
-	resp.Content = text.String()
-	resp.StopReason = string(msg.StopReason)
-	u := msg.Usage
-	resp.Usage = Usage{
-		InputTokens:  int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
-		OutputTokens: int(u.OutputTokens),
+	out.Content = text.String()
+	out.Usage = Usage{
+		InputTokens:  usage.InputTokens + usage.CacheCreationInputTokens + usage.CacheReadInputTokens,
+		OutputTokens: usage.OutputTokens,
 	}
-	return resp, nil
+	return out, nil
+}
+
+func cmpOr(v, fallback int) int {
+	if v != 0 {
+		return v
+	}
+	return fallback
+}
+
+// anthropicStreamError classifies an "error" event sent after the 200:
+// overloaded_error and api_error are the server's trouble and retried.
+func anthropicStreamError(typ, msg string) *Error {
+	class := ClassServer
+	switch typ {
+	case "rate_limit_error":
+		class = ClassRateLimit
+	case "invalid_request_error", "request_too_large", "not_found_error":
+		class = ClassBadRequest
+	case "authentication_error", "permission_error":
+		class = ClassAuth
+	}
+	if msg == "" {
+		msg = typ
+	}
+	return &Error{Class: class, Provider: ProviderAnthropic, Message: clip(msg, maxMessage)}
 }
 
 // anthropicHistory maps the conversation onto Anthropic's two roles: tool
 // results are user content blocks, and consecutive same-role messages merge
 // so the user/assistant alternation the API expects holds.
-func anthropicHistory(msgs []Message) []anthropic.MessageParam {
-	out := make([]anthropic.MessageParam, 0, len(msgs))
+func anthropicHistory(msgs []Message) []anMessage {
+	out := make([]anMessage, 0, len(msgs))
 	for _, m := range msgs {
-		var role anthropic.MessageParamRole
-		var blocks []anthropic.ContentBlockParamUnion
+		var role string
+		var blocks []anBlock
+		content := m.Content
 		switch m.Role {
 		case RoleUser:
-			role = anthropic.MessageParamRoleUser
-			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			role = "user"
+			blocks = append(blocks, anBlock{Type: "text", Text: &content})
 		case RoleTool:
-			role = anthropic.MessageParamRoleUser
-			blocks = append(blocks, anthropic.NewToolResultBlock(m.ToolCallID, m.Content, m.IsError))
+			role = "user"
+			blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &content, IsError: m.IsError})
 		case RoleAssistant:
-			role = anthropic.MessageParamRoleAssistant
+			role = "assistant"
 			if m.Content != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+				blocks = append(blocks, anBlock{Type: "text", Text: &content})
 			}
 			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, objectOrEmpty(tc.Arguments), tc.Name))
+				blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: objectOrEmpty(tc.Arguments)})
 			}
 		default:
 			continue
@@ -150,40 +291,27 @@ func anthropicHistory(msgs []Message) []anthropic.MessageParam {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			continue
 		}
-		out = append(out, anthropic.MessageParam{Role: role, Content: blocks})
+		out = append(out, anMessage{Role: role, Content: blocks})
 	}
 	return out
 }
 
-// anthropicTool splits a JSON Schema into the SDK's properties/required
-// fields, keeping every other keyword as-is.
-func anthropicTool(t ToolSpec) anthropic.ToolUnionParam {
-	schema := anthropic.ToolInputSchemaParam{Properties: map[string]any{}}
-	var raw map[string]json.RawMessage
-	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &raw) == nil {
-		for k, v := range raw {
-			switch k {
-			case "type":
-			case "properties":
-				var props map[string]any
-				if json.Unmarshal(v, &props) == nil {
-					schema.Properties = props
-				}
-			case "required":
-				_ = json.Unmarshal(v, &schema.Required)
-			default:
-				if schema.ExtraFields == nil {
-					schema.ExtraFields = map[string]any{}
-				}
-				schema.ExtraFields[k] = v
-			}
+// anthropicTool sends the tool's JSON Schema as input_schema, forcing the
+// "type":"object" the API requires and keeping every other keyword as-is.
+func anthropicTool(t ToolSpec) anTool {
+	schema := map[string]json.RawMessage{}
+	if len(t.Parameters) > 0 {
+		_ = json.Unmarshal(t.Parameters, &schema)
+		if schema == nil {
+			schema = map[string]json.RawMessage{}
 		}
 	}
-	tool := anthropic.ToolUnionParamOfTool(schema, t.Name)
-	if t.Description != "" {
-		tool.OfTool.Description = anthropic.String(t.Description)
+	schema["type"] = json.RawMessage(`"object"`)
+	if _, ok := schema["properties"]; !ok {
+		schema["properties"] = json.RawMessage(`{}`)
 	}
-	return tool
+	raw, _ := json.Marshal(schema)
+	return anTool{Name: t.Name, Description: t.Description, InputSchema: raw}
 }
 
 // objectOrEmpty keeps tool_use input a JSON object: the model may have

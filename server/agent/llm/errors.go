@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/openai/openai-go/v3"
 )
 
 // ErrorClass sorts provider failures into what a caller can act on: retry,
@@ -88,40 +84,26 @@ func ClassOf(err error) ErrorClass {
 // maxMessage bounds how much of a provider's error body reaches logs and users.
 const maxMessage = 300
 
-// classify turns whatever an SDK returned into an *Error. attemptCtx is the
+// classify turns whatever an attempt returned into an *Error: an *Error from
+// post or a stream passes through (unless a context ended, which explains it
+// better), anything else is a transport failure. attemptCtx is the
 // per-attempt context (with Config.Timeout), parent the caller's.
 func classify(provider string, err error, parent, attemptCtx context.Context) *Error {
 	var own *Error
-	if errors.As(err, &own) {
+	if errors.As(err, &own) && parent.Err() == nil && attemptCtx.Err() == nil {
 		return own
 	}
 	e := &Error{Provider: provider, Err: err}
-	var oaErr *openai.Error
-	var anErr *anthropic.Error
 	switch {
 	case parent.Err() != nil:
 		e.Class, e.Message = ClassCanceled, parent.Err().Error()
 		e.Err = parent.Err()
 	case attemptCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		e.Class, e.Message = ClassTimeout, "no complete answer within the request timeout"
-	case errors.As(err, &oaErr):
-		e.Status = oaErr.StatusCode
-		e.Message = oaErr.Message
-		e.RetryAfter = retryAfter(oaErr.Response)
-	case errors.As(err, &anErr):
-		e.Status = anErr.StatusCode
-		e.Message = anthropicMessage(anErr)
-		e.RetryAfter = retryAfter(anErr.Response)
 	case isNetwork(err):
 		e.Class, e.Message = ClassNetwork, err.Error()
 	default:
 		e.Class, e.Message = ClassBadResponse, err.Error()
-	}
-	if e.Status != 0 {
-		e.Class = classForStatus(e.Status)
-		if e.Message == "" {
-			e.Message = http.StatusText(e.Status)
-		}
 	}
 	e.Message = clip(e.Message, maxMessage)
 	return e
@@ -141,21 +123,6 @@ func classForStatus(status int) ErrorClass {
 		return ClassBadRequest
 	}
 	return ClassBadResponse
-}
-
-// anthropicMessage digs the human message out of Anthropic's error envelope
-// ({"type":"error","error":{"type":...,"message":...}}).
-func anthropicMessage(e *anthropic.Error) string {
-	raw := e.RawJSON()
-	var env struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(raw), &env); err == nil && env.Error.Message != "" {
-		return env.Error.Message
-	}
-	return raw
 }
 
 func isNetwork(err error) bool {

@@ -1,6 +1,6 @@
 // Package llm is the one narrow door between the agent loop and language
 // model providers. The loop speaks only the types in this file; each provider
-// translates them to its wire format through the provider's own SDK, so a new
+// translates them to its documented wire format (wire.go), so a new
 // provider never changes the loop.
 package llm
 

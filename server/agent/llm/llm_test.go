@@ -290,7 +290,7 @@ func TestCutStreamIsNotRetriedOnceTextWasShown(t *testing.T) {
 	}
 }
 
-func TestIgnoresTheSDKsOwnEnvironmentVariables(t *testing.T) {
+func TestIgnoresTheProvidersOwnEnvironmentVariables(t *testing.T) {
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"} {
 		t.Setenv(v, "ambient-secret")
 	}

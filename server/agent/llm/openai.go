@@ -3,61 +3,138 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
 )
 
-// openAIChat speaks OpenAI chat completions, the dialect Ollama, llama.cpp
-// and vLLM also serve.
+// openAIChat speaks OpenAI chat completions (POST {base}/chat/completions
+// with "stream": true), the dialect Ollama, llama.cpp and vLLM also serve.
 type openAIChat struct {
-	svc openai.ChatCompletionService
+	hc      *http.Client
+	url     string
+	apiKey  string
+	headers http.Header
 }
 
 func newOpenAI(cfg Config) *openAIChat {
 	base := cfg.BaseURL
 	if base == "" {
-		base = "https://api.openai.com/v1/"
+		base = "https://api.openai.com/v1"
 	}
-	// The service is built from explicit options only: openai.NewClient would
-	// also read OPENAI_* variables, and this server has its own.
-	return &openAIChat{svc: openai.NewChatCompletionService(
-		option.WithHTTPClient(cfg.HTTPClient),
-		option.WithBaseURL(base),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(0),
-	)}
+	// Only what Config says: no OPENAI_* variable is read, this server has its own.
+	return &openAIChat{hc: cfg.HTTPClient, url: joinURL(base, "chat/completions"), apiKey: cfg.APIKey}
+}
+
+// The request body, as documented for POST /v1/chat/completions.
+type oaRequest struct {
+	Model               string          `json:"model"`
+	Messages            []oaMessage     `json:"messages"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       oaStreamOptions `json:"stream_options"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Tools               []oaTool        `json:"tools,omitempty"`
+}
+
+type oaStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type oaMessage struct {
+	Role string `json:"role"`
+	// Content is a pointer so an assistant turn that only calls tools sends
+	// no content rather than an empty string some servers reject.
+	Content    *string      `json:"content,omitempty"`
+	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string       `json:"tool_call_id,omitempty"`
+}
+
+type oaToolCall struct {
+	Index    *int   `json:"index,omitempty"` // set in stream chunks only
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type oaTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// oaChunk is one "chat.completion.chunk"; fields we do not use are skipped.
+type oaChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   string       `json:"content"`
+			ToolCalls []oaToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	// Error is how OpenAI reports a failure after the 200 went out.
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+	} `json:"error"`
 }
 
 func (p *openAIChat) attempt(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(req.Model),
-		Messages:      openAIMessages(req),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
-	if req.MaxTokens > 0 {
-		params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
-	}
+	body := oaRequest{Model: req.Model, Messages: openAIMessages(req), Stream: true,
+		StreamOptions: oaStreamOptions{IncludeUsage: true}, MaxCompletionTokens: max(req.MaxTokens, 0)}
 	for _, t := range req.Tools {
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(openAIFunction(t)))
+		body.Tools = append(body.Tools, openAIFunction(t))
 	}
-	stream := p.svc.NewStreaming(ctx, params)
-	defer stream.Close()
+	h := http.Header{}
+	if p.apiKey != "" {
+		h.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	resp, err := post(ctx, p.hc, ProviderOpenAI, p.url, h, body)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
 
 	var (
 		content strings.Builder
 		calls   openAIToolCalls
-		resp    Response
+		out     Response
 		chunks  int
+		events  = newSSEReader(resp.Body)
 	)
-	for stream.Next() {
-		chunk := stream.Current()
+	for {
+		ev, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Response{}, err
+		}
+		if string(ev.Data) == "[DONE]" {
+			break
+		}
+		var chunk oaChunk
+		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+			return Response{}, badResponse(ProviderOpenAI, "a stream chunk is not JSON", err)
+		}
+		if chunk.Error != nil {
+			return Response{}, openAIStreamError(chunk.Error.Type, chunk.Error.Message)
+		}
 		chunks++
-		if chunk.JSON.Usage.Valid() {
-			resp.Usage = Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+		if chunk.Usage != nil {
+			out.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {
@@ -71,38 +148,54 @@ func (p *openAIChat) attempt(ctx context.Context, req Request, onDelta func(Delt
 				calls.add(tc)
 			}
 			if choice.FinishReason != "" {
-				resp.StopReason = choice.FinishReason
+				out.StopReason = choice.FinishReason
 			}
 		}
 	}
-	if err := stream.Err(); err != nil {
-		return Response{}, err
-	}
 	if chunks == 0 {
-		return Response{}, &Error{Class: ClassBadResponse, Provider: ProviderOpenAI,
-			Message: "the response held no chat completion chunks"}
+		return Response{}, badResponse(ProviderOpenAI, "the response held no chat completion chunks", nil)
 	}
-	if resp.StopReason == "" {
+	if out.StopReason == "" {
 		return Response{}, &Error{Class: ClassNetwork, Provider: ProviderOpenAI,
 			Message: "the stream ended before the completion finished"}
 	}
-	resp.Content = content.String()
-	resp.ToolCalls = calls.finish()
-	return resp, nil
+	out.Content = content.String()
+	out.ToolCalls = calls.finish()
+	return out, nil
+}
+
+// openAIStreamError classifies an error sent inside a 200 stream, where no
+// status exists: its type says whether another attempt may succeed.
+func openAIStreamError(typ, msg string) *Error {
+	class := ClassServer
+	switch {
+	case strings.Contains(typ, "rate_limit") || typ == "requests" || typ == "tokens":
+		class = ClassRateLimit
+	case strings.Contains(typ, "invalid_request"):
+		class = ClassBadRequest
+	}
+	if msg == "" {
+		msg = typ
+	}
+	return &Error{Class: class, Provider: ProviderOpenAI, Message: clip(msg, maxMessage)}
 }
 
 // openAIToolCalls assembles tool calls whose id, name and argument text
 // arrive spread over chunks, keyed by the index the server gives them.
 type openAIToolCalls struct {
 	calls []ToolCall
-	index []int64
+	index []int
 	args  [][]byte
 }
 
-func (c *openAIToolCalls) add(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (c *openAIToolCalls) add(tc oaToolCall) {
+	idx := 0
+	if tc.Index != nil {
+		idx = *tc.Index
+	}
 	i := -1
 	for j := len(c.index) - 1; j >= 0; j-- {
-		if c.index[j] == tc.Index {
+		if c.index[j] == idx {
 			i = j
 			break
 		}
@@ -114,7 +207,7 @@ func (c *openAIToolCalls) add(tc openai.ChatCompletionChunkChoiceDeltaToolCall) 
 	}
 	if i < 0 {
 		c.calls = append(c.calls, ToolCall{})
-		c.index = append(c.index, tc.Index)
+		c.index = append(c.index, idx)
 		c.args = append(c.args, nil)
 		i = len(c.calls) - 1
 	}
@@ -138,48 +231,44 @@ func (c *openAIToolCalls) finish() []ToolCall {
 	return c.calls
 }
 
-func openAIMessages(req Request) []openai.ChatCompletionMessageParamUnion {
-	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+func openAIMessages(req Request) []oaMessage {
+	out := make([]oaMessage, 0, len(req.Messages)+1)
+	text := func(s string) *string { return &s }
 	if req.System != "" {
-		out = append(out, openai.SystemMessage(req.System))
+		out = append(out, oaMessage{Role: "system", Content: text(req.System)})
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
-			out = append(out, openai.UserMessage(m.Content))
+			out = append(out, oaMessage{Role: "user", Content: text(m.Content)})
 		case RoleTool:
-			out = append(out, openai.ToolMessage(m.Content, m.ToolCallID))
+			out = append(out, oaMessage{Role: "tool", Content: text(m.Content), ToolCallID: m.ToolCallID})
 		case RoleAssistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
+			a := oaMessage{Role: "assistant"}
 			if m.Content != "" || len(m.ToolCalls) == 0 {
-				a.Content.OfString = param.NewOpt(m.Content)
+				a.Content = text(m.Content)
 			}
 			for _, tc := range m.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: tc.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-							Name: tc.Name, Arguments: string(argsOrEmpty(tc.Arguments)),
-						},
-					},
-				})
+				call := oaToolCall{ID: tc.ID, Type: "function"}
+				call.Function.Name, call.Function.Arguments = tc.Name, string(argsOrEmpty(tc.Arguments))
+				a.ToolCalls = append(a.ToolCalls, call)
 			}
-			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			out = append(out, a)
 		}
 	}
 	return out
 }
 
-func openAIFunction(t ToolSpec) shared.FunctionDefinitionParam {
-	f := shared.FunctionDefinitionParam{Name: t.Name}
-	if t.Description != "" {
-		f.Description = openai.String(t.Description)
-	}
-	var schema map[string]any
-	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &schema) == nil {
-		f.Parameters = schema
+// openAIFunction sends the tool's JSON Schema as given; a missing or
+// unreadable one becomes the empty object schema the API requires.
+func openAIFunction(t ToolSpec) oaTool {
+	f := oaTool{Type: "function"}
+	f.Function.Name, f.Function.Description = t.Name, t.Description
+	var schema map[string]json.RawMessage
+	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &schema) == nil && schema != nil {
+		f.Function.Parameters = t.Parameters
 	} else {
-		f.Parameters = shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+		f.Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	return f
 }

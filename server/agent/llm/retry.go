@@ -8,7 +8,7 @@ import (
 )
 
 // attempter makes exactly one request; retrying decides whether to make
-// another. The SDKs' own retries are switched off so attempts never multiply.
+// another, so attempts never multiply.
 type attempter interface {
 	attempt(ctx context.Context, req Request, onDelta func(Delta)) (Response, error)
 }
@@ -91,3 +91,6 @@ func (r *retrying) backoff(attempt int, retryAfter time.Duration) time.Duration 
 	}
 	return min(d, r.policy.MaxDelay)
 }
+
+// Name is the provider's name ("openai" or "anthropic"), for metrics labels.
+func (r *retrying) Name() string { return r.name }

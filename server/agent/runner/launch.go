@@ -82,6 +82,7 @@ func (r *Runner) save(ctx context.Context, spec turnSpec, lr *liveRun, res turnR
 		status = sess.Status
 	}
 	r.finishEvents(lr.hub, res, status, approvalID, sess)
+	r.report(spec.info.TriggerSource, status, res)
 	r.log.Info("agent turn ended", "session_id", spec.info.SessionID, "status", status, "steps", res.steps, "cost", res.cost)
 }
 

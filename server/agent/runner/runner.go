@@ -22,6 +22,7 @@ import (
 	"github.com/opsagent/opsagent/server/agent/llm"
 	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/secrets"
+	"github.com/opsagent/opsagent/server/telemetry"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -51,6 +52,8 @@ type Deps struct {
 	Policy Policy // nil: no tools, gate, budget or obligations beyond the runner's own
 	Logger *slog.Logger
 	Now    func() time.Time // the server's clock (tests move it)
+	// Telemetry hears of each ended run and its model usage (nil: nothing).
+	Telemetry telemetry.Agent
 }
 
 // Runner runs agent turns; build it with New and end it with Stop.
@@ -81,6 +84,9 @@ type liveRun struct {
 
 // New builds a runner over d.
 func New(d Deps) *Runner {
+	if d.Telemetry == nil {
+		d.Telemetry = telemetry.Nop{}
+	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}

@@ -61,7 +61,7 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 			r.log.Error("agent: task transcript not saved", "session_id", run.SessionID, "err", err)
 		}
 		if res.status != agent.StatusWaitingApproval {
-			return r.taskOutcome(ctx, lr, res)
+			return r.taskOutcome(ctx, lr, info.TriggerSource, res)
 		}
 		approvalID := r.requestApproval(context.WithoutCancel(ctx), info, res.pending)
 		r.publishApproval(lr.hub, res.pending, approvalID)
@@ -74,14 +74,14 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 				res.status = agent.StatusTimeout
 			}
 			res.pending = nil
-			return r.taskOutcome(ctx, lr, res)
+			return r.taskOutcome(ctx, lr, info.TriggerSource, res)
 		}
 	}
 }
 
 // taskOutcome publishes done and turns a task turn's result into the
 // scheduler's Outcome.
-func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, res turnResult) (scheduler.Outcome, error) {
+func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, res turnResult) (scheduler.Outcome, error) {
 	status := sessionStatus(res.status)
 	lr.mu.Lock()
 	if lr.cancelledBy != "" && res.status == agent.StatusCancelled {
@@ -92,6 +92,7 @@ func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, res turnResult) (
 		status = store.SessionTimeout
 	}
 	r.finishEvents(lr.hub, res, status, "", nil)
+	r.report(trigger, status, res) // once per run: res holds the totals of every turn
 	out := scheduler.Outcome{Status: status, Reason: res.reason, Summary: res.summary, Model: res.model,
 		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost}
 	if status == store.SessionFailed && res.reason == "" {

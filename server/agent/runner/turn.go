@@ -28,6 +28,7 @@ type turnResult struct {
 	reason    string
 	summary   string
 	model     string
+	provider  string // the provider's name ("openai", "anthropic"), for metrics
 	usage     llm.Usage
 	cost      float64
 	steps     int
@@ -66,6 +67,9 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 	}
 	cfg.Budget = r.budget(ctx, spec)
 	var res turnResult
+	if named, ok := provider.(interface{ Name() string }); ok {
+		res.provider = named.Name()
+	}
 	emit := func(e agent.Event) {
 		switch e.Type {
 		case agent.EventDone:

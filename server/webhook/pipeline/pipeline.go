@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/server/ratelimit"
+	"github.com/opsagent/opsagent/server/telemetry"
 	"github.com/opsagent/opsagent/server/webhook"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -53,6 +54,9 @@ type Deps struct {
 	Archive func(ctx context.Context, inc *store.Incident)
 	Logger  *slog.Logger
 	Now     func() time.Time // the server's clock (tests move it)
+	// Telemetry hears of stored events, duplicates, verification failures
+	// and each group commit (nil: nothing is reported).
+	Telemetry telemetry.Webhooks
 }
 
 // Pipeline is the receiver's state: the config cache, the ingest queue and
@@ -94,6 +98,9 @@ func New(d Deps) *Pipeline {
 	}
 	if d.Archive == nil {
 		d.Archive = func(context.Context, *store.Incident) {}
+	}
+	if d.Telemetry == nil {
+		d.Telemetry = telemetry.Nop{}
 	}
 	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, queue: make(chan ingestReq, queueSize),
 		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{}}
@@ -227,6 +234,7 @@ type Failures struct {
 }
 
 func (p *Pipeline) recordFailure(taskID string, code webhook.Code, now time.Time) {
+	p.d.Telemetry.VerificationFailed()
 	p.mu.Lock()
 	f := p.fails[taskID]
 	f.Count++

@@ -114,9 +114,11 @@ func (p *Pipeline) writer(ctx context.Context) {
 		// own (its senders wait for the outcome, even during shutdown), and
 		// a cancellable one costs the driver a watcher goroutine for every
 		// statement, a large share of the writer's CPU.
+		started := time.Now()
 		res, err := p.d.DB.InsertWebhookEvents(context.WithoutCancel(ctx), items)
 		var pending bool
 		if err == nil {
+			p.report(res, time.Since(started))
 			pending = p.handOff(batch, res) // before the waiters hear, so before any dispatch
 		}
 		for i, r := range batch {
@@ -135,6 +137,22 @@ func (p *Pipeline) writer(ctx context.Context) {
 			p.kick()
 		}
 	}
+}
+
+// report tells telemetry what one group commit stored.
+func (p *Pipeline) report(res []store.IngestResult, took time.Duration) {
+	accepted := 0
+	for _, r := range res {
+		switch {
+		case r.Err != nil:
+		case r.Duplicate != "":
+			p.d.Telemetry.Duplicate()
+		default:
+			accepted++
+		}
+	}
+	p.d.Telemetry.Accepted(accepted)
+	p.d.Telemetry.BatchCommitted(len(res), took)
 }
 
 // dispatched follows up on events dispatched in the ingest transaction:

@@ -10,19 +10,41 @@ import * as tasks from './tasks.js';
 import * as approvals from './approvals.js';
 import * as incidents from './incidents.js';
 import * as projects from './projects.js';
+import * as dashboard from './dashboard.js';
+import * as onboarding from './onboarding.js';
+import * as webhooks from './webhooks.js';
+import * as webhook from './webhook.js';
+import * as incident from './incident.js';
+import * as projectSettings from './settings_project.js';
+import * as orgSettings from './settings_org.js';
+import * as audit from './audit.js';
+import * as account from './account.js';
+import * as knowledge from './knowledge.js';
+import { unmount } from './ui.js';
 
 const PROJECT_PREF = 'console.project';
 
 // Routes: a path pattern, the view module, whether it needs a project.
+const ID = '([0-9a-f-]{36})';
 const routes = [
-  { re: /^\/(?:chat)?$/, view: chat, project: true, nav: '/chat' },
+  { re: /^\/(?:dashboard)?$/, view: dashboard, project: true, nav: '/dashboard' },
+  { re: /^\/welcome$/, view: onboarding, project: false, nav: null },
+  { re: /^\/chat$/, view: chat, project: true, nav: '/chat' },
   { re: /^\/chat\/([0-9a-f-]{36})$/, view: chat, project: true, nav: '/chat' },
   { re: /^\/sessions$/, view: sessions, project: true, nav: '/sessions' },
   { re: /^\/sessions\/([0-9a-f-]{36})$/, view: sessions, project: true, nav: '/sessions' },
   { re: /^\/tasks$/, view: tasks, project: true, nav: '/tasks' },
   { re: /^\/approvals$/, view: approvals, project: true, nav: '/approvals' },
   { re: /^\/incidents$/, view: incidents, project: true, nav: '/incidents' },
+  { re: new RegExp('^/incidents/' + ID + '$'), view: incident, project: true, nav: '/incidents' },
   { re: /^\/projects$/, view: projects, project: false, nav: '/projects' },
+  { re: /^\/webhooks$/, view: webhooks, project: true, nav: '/webhooks' },
+  { re: new RegExp('^/webhooks/' + ID + '$'), view: webhook, project: true, nav: '/webhooks' },
+  { re: /^\/knowledge$/, view: knowledge, project: true, nav: '/knowledge' },
+  { re: /^\/settings(?:\/project)?$/, view: projectSettings, project: true, nav: '/settings' },
+  { re: /^\/organization$/, view: orgSettings, project: false, nav: '/organization' },
+  { re: /^\/audit$/, view: audit, project: false, nav: '/audit' },
+  { re: /^\/account$/, view: account, project: false, nav: '/account' },
 ];
 
 const app = { user: null, config: null, orgs: [], projects: [], nav: null };
@@ -30,7 +52,11 @@ const app = { user: null, config: null, orgs: [], projects: [], nav: null };
 // go navigates inside the console without reloading the page.
 export function go(path) {
   history.pushState(null, '', path);
-  render();
+  render().then(() => {
+    // Keyboard and screen-reader users continue from the new page's top.
+    const main = $('app');
+    if (!main.contains(document.activeElement) || document.activeElement === document.body) main.focus({ preventScroll: true });
+  });
 }
 
 async function loadConfig() {
@@ -67,8 +93,8 @@ function fillSelects() {
 // chooseProject makes id the current project and remembers it.
 export async function chooseProject(id) {
   setProject(id);
-  fillSelects();
   try { await api('/api/me/preferences/' + PROJECT_PREF, { method: 'PUT', body: { value: id } }); } catch { /* a preference is a convenience */ }
+  fillSelects();
 }
 
 function wireContext() {
@@ -127,6 +153,8 @@ export async function render() {
   hideGrant();
   const view = $('view');
   view.hidden = true;
+  unmount(view);
+  view.replaceChildren();
 
   if (path === '/verify-email') {
     hideAuth();
@@ -153,7 +181,7 @@ export async function render() {
   view.hidden = false;
   if (!route) {
     setNav(null);
-    view.replaceChildren(h('h1', {}, 'Not found'), h('p', {}, 'There is no page here. ', h('a', { href: '/chat', 'data-link': true }, 'Go to the chat')));
+    view.replaceChildren(h('h1', {}, 'Not found'), h('p', {}, 'There is no page here. ', h('a', { href: '/', 'data-link': true }, 'Go to the dashboard')));
     return;
   }
   setNav(route.nav);
@@ -162,9 +190,8 @@ export async function render() {
       h('p', {}, 'Everything the agent does happens inside a project. ', h('a', { href: '/projects', 'data-link': true }, 'Create or pick a project'), ' first.'));
     return;
   }
-  view.replaceChildren();
   try {
-    await route.view.render(view, { id: m[1], signal, go, reload: render, app, chooseProject, loadContext });
+    await route.view.render(view, { id: m[1], path, signal, go, reload: render, app, chooseProject, loadContext });
   } catch (e) {
     if (!signal.aborted) view.append(alertBox(e.message));
   }
@@ -184,6 +211,13 @@ async function signedIn() {
   }
   const p = location.pathname;
   if (['/register', '/forgot-password', '/reset-password'].includes(p)) history.replaceState(null, '', '/');
+  if (app.user && app.projects.length === 0 && ['/', '/dashboard'].includes(location.pathname)) {
+    // A new account lands in the set-up wizard instead of an empty page.
+    try {
+      const ob = await api('/api/onboarding/status');
+      if (ob.status === 'pending') history.replaceState(null, '', '/welcome');
+    } catch { /* the wizard is a convenience */ }
+  }
   render();
 }
 
@@ -193,7 +227,22 @@ onSignedOut(() => {
   render();
 });
 
+// reportErrors sends uncaught errors, failed promises and CSP refusals to
+// the server (scrubbed there), at most 10 per page load.
+function reportErrors() {
+  let left = 10;
+  const send = (message, stack, extra) => {
+    if (left-- <= 0) return;
+    fetch('/api/observability/client-errors', { method: 'POST', headers: { 'Content-Type': 'application/json' }, credentials: 'same-origin',
+      body: JSON.stringify({ message: String(message).slice(0, 1000), stack: String(stack || '').slice(0, 4000), url: location.pathname, user_agent: navigator.userAgent, extra }) }).catch(() => {});
+  };
+  window.addEventListener('error', (e) => send(e.message, e.error && e.error.stack, { source: e.filename, line: e.lineno }));
+  window.addEventListener('unhandledrejection', (e) => send(e.reason && e.reason.message || e.reason, e.reason && e.reason.stack));
+  document.addEventListener('securitypolicyviolation', (e) => send('CSP refused ' + e.violatedDirective, '', { blocked: e.blockedURI, source: e.sourceFile, line: e.lineNumber }));
+}
+
 async function start() {
+  reportErrors();
   wireAuth(signedIn);
   wireContext();
   await loadConfig();

@@ -34,7 +34,7 @@ export async function render(view, ctx) {
         a.status === 'pending' ? ' · expires ' + when(a.expires_at) : ' · decided ' + when(a.decided_at),
         a.session_id ? [' · ', h('a', { href: '/sessions/' + a.session_id, 'data-link': true }, 'session')] : null),
       a.comment ? h('p', {}, 'Comment: ', a.comment) : null,
-      a.status === 'pending' ? decisionForm(a.id, (d) => status.replaceChildren(badge(d.status))) : null);
+      a.status === 'pending' ? decisionForm(a.id, (d) => status.replaceChildren(badge(d.status)), a.kind === 'tool_call' ? s : null) : null);
   }
   filter.addEventListener('change', load);
   await load();

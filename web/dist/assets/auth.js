@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { $ } from './dom.js';
+import { getAssertion } from './webauthn.js';
 
 const forms = ['login', 'register', 'mfa', 'forgot', 'reset'];
 let mfaToken = '';
@@ -40,6 +41,7 @@ export function wireAuth(signedIn) {
         for (const o of $('mfa').method.options) o.disabled = methods.length > 0 && !methods.includes(o.value);
         const usable = [...$('mfa').method.options].find((o) => !o.disabled);
         if (usable) $('mfa').method.value = usable.value;
+        $('mfa-key-offer').hidden = !methods.includes('webauthn') || !window.PublicKeyCredential;
         showAuth('mfa');
         return;
       }
@@ -53,6 +55,16 @@ export function wireAuth(signedIn) {
       await api('/api/auth/mfa/challenge', { method: 'POST', body: { mfa_token: mfaToken, method: f.get('method'), code: f.get('code').trim() } });
       mfaToken = '';
       e.target.reset();
+      signedIn();
+    });
+  });
+  $('mfa-webauthn').addEventListener('click', (e) => {
+    submit($('mfa'), $('mfa-error'), async () => {
+      const opts = await api('/api/auth/mfa/webauthn/auth/options', { method: 'POST', body: { mfa_token: mfaToken } });
+      const credential = await getAssertion(opts);
+      await api('/api/auth/mfa/challenge', { method: 'POST', body: { mfa_token: mfaToken, method: 'webauthn', credential } });
+      mfaToken = '';
+      $('mfa').reset();
       signedIn();
     });
   });

@@ -36,7 +36,7 @@ export async function render(view, ctx) {
       } catch (e) { errors.replaceChildren(alertBox(e.message)); }
     }
     return h('article', { class: 'card incident sev-' + String(i.severity || '').replace(/[^a-z]/g, ''), dataset: { incidentId: i.id } },
-      h('header', { class: 'row' }, h('h2', {}, i.title), badge(i.status)),
+      h('header', { class: 'row' }, h('h2', {}, h('a', { href: '/incidents/' + i.id, 'data-link': true }, i.title)), badge(i.status)),
       h('p', { class: 'muted' }, [i.severity, i.provider, i.alert_count + ' alert' + (i.alert_count === 1 ? '' : 's'), 'opened ' + when(i.opened_at)].filter(Boolean).join(' · '),
         i.session_id ? [' · ', h('a', { href: '/sessions/' + i.session_id, 'data-link': true }, 'investigation')] : null),
       i.summary ? h('p', {}, i.summary) : null,

@@ -34,8 +34,8 @@ export async function render(view, ctx) {
       if (desc.value.trim()) body.description = desc.value.trim();
       try {
         const p = await api('/api/projects', { method: 'POST', body });
+        await ctx.chooseProject(p.id); // remembered before the selector shows it
         await ctx.loadContext();
-        await ctx.chooseProject(p.id);
         form.reset();
         draw();
       } catch (err) { errors.replaceChildren(alertBox(err.message)); }

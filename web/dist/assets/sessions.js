@@ -65,7 +65,7 @@ async function renderOne(view, ctx) {
       fact('Agent', d.agent_type), fact('Source', d.source + ' / ' + d.trigger_source), fact('Model', d.model),
       fact('Started', when(d.started_at || d.created_at)), fact('Turns', d.turns), fact('Tool calls', d.tool_calls),
       fact('Tokens', d.total_tokens), fact('Cost', money(d.cost))),
-    ['failed', 'cancelled', 'timeout'].includes(d.status) && d.reason ? h('p', { class: 'error' }, d.reason) : null,
+    ['failed', 'cancelled', 'timeout'].includes(d.status) && d.reason ? h('p', { class: 'error session-reason' }, d.reason) : null,
     actions, errors, log);
   if (t.pending && d.waiting_approval) {
     const p = t.pending;

@@ -1,95 +1,99 @@
-// Tasks: the project's scheduled agent runs. Enable/disable, run now, and
-// create one from the built-in templates.
+// Tasks: the project's agent runs on a schedule, on demand or from a
+// webhook. Create from a template or from scratch, edit with a preview of
+// the next fires, clone, delete one or many, run now (idempotent), and
+// each task's run history.
 
-import { api } from './api.js';
-import { h, badge, when, alertBox, busy } from './dom.js';
+import { html, mount, useState, useLoad, Loaded, Button, Badge, Link, when, money, api, pj } from './ui.js';
+import { TaskForm, draftBody } from './task_form.js';
 
-export async function render(view, ctx) {
-  const list = h('div');
-  const notice = h('div', { role: 'status', class: 'muted' });
-  view.append(h('h1', {}, 'Tasks'), await templatePicker(ctx, load, notice), notice, list);
+export function render(view) { mount(view, html`<${Tasks} />`); }
 
-  async function load() {
-    try {
-      const page = await api('/api/tasks?limit=100&sort=name_asc', { project: true, signal: ctx.signal });
-      list.replaceChildren(table(page));
-    } catch (e) {
-      if (!ctx.signal.aborted) list.replaceChildren(alertBox(e.message));
-    }
+function Tasks() {
+  const r = useLoad((signal) => Promise.all([pj('/api/tasks?limit=100&sort=name_asc', { signal }), api('/api/task-templates', { signal })]));
+  const [notice, setNotice] = useState(null);
+  const [open, setOpen] = useState(null);
+  const [picked, setPicked] = useState(new Set());
+  function pick(id, on) { const n = new Set(picked); if (on) n.add(id); else n.delete(id); setPicked(n); }
+  async function bulkDelete() {
+    const out = await pj('/api/tasks/bulk-delete', { method: 'POST', body: { ids: [...picked] } });
+    setNotice('Deleted ' + (out.deleted_count) + ' task(s).'); setPicked(new Set()); setOpen(null); r.reload();
   }
-
-  function table(page) {
-    if (!page.items.length) return h('p', { class: 'empty' }, 'No tasks yet. Create one from a template above.');
-    return h('table', { id: 'tasks-table' },
-      h('thead', {}, h('tr', {}, ['Task', 'Schedule', 'Enabled', 'Last run', 'Next run', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, page.items.map(row)));
-  }
-
-  function row(t) {
-    const toggle = h('button', { type: 'button', class: 'secondary', 'aria-pressed': String(t.enabled) }, t.enabled ? 'Disable' : 'Enable');
-    const run = h('button', { type: 'button', disabled: !t.enabled }, 'Run now');
-    toggle.addEventListener('click', () => busy(toggle, async () => {
-      try {
-        await api('/api/tasks/' + t.id, { method: 'PATCH', body: { enabled: !t.enabled }, project: true });
-        notice.textContent = (t.enabled ? 'Disabled ' : 'Enabled ') + t.name + '.';
-        await load();
-      } catch (e) { notice.replaceChildren(alertBox(e.message)); }
-    }));
-    run.addEventListener('click', () => busy(run, async () => {
-      try {
-        const r = await api('/api/tasks/' + t.id + '/trigger', { method: 'POST', project: true, headers: { 'Idempotency-Key': crypto.randomUUID() } });
-        notice.replaceChildren('Started ' + t.name + ': ', h('a', { href: '/sessions/' + r.session_id, 'data-link': true }, 'follow the run'), '.');
-      } catch (e) { notice.replaceChildren(alertBox(e.message)); }
-    }));
-    return h('tr', { dataset: { taskId: t.id } },
-      h('td', {}, h('strong', {}, t.name), t.description ? h('div', { class: 'muted' }, t.description) : null),
-      h('td', {}, h('code', {}, t.schedule || 'manual'), t.timezone && t.schedule ? h('div', { class: 'muted' }, t.timezone) : null),
-      h('td', {}, badge(t.enabled ? 'enabled' : 'disabled')),
-      h('td', {}, t.last_status ? badge(t.last_status) : '—', ' ', t.last_session_id ? h('a', { href: '/sessions/' + t.last_session_id, 'data-link': true }, when(t.last_run_at)) : '', t.last_error ? h('div', { class: 'error' }, t.last_error) : null),
-      h('td', {}, when(t.next_run_at) || '—'),
-      h('td', { class: 'actions' }, toggle, run));
-  }
-
-  await load();
+  return html`<div class="page" id="tasks-page"><h1>Tasks</h1>
+    <${Loaded} r=${r}>${([page, templates]) => html`
+      <${Create} templates=${templates} onMade=${(t) => { setNotice('Created ' + t.name + (t.enabled ? '.' : ' (disabled).')); r.reload(); }} />
+      <div role="status" class="muted" id="tasks-notice">${notice}</div>
+      ${page.items.length === 0 ? html`<p class="empty">No tasks yet. Create one from a template above.</p>` : html`
+        <div class="filters"><${Button} class="danger" id="tasks-bulk-delete" confirm=${'Delete ' + picked.size + ' task(s)? Their past runs stay.'} onClick=${bulkDelete}>Delete selected (${picked.size})</${Button}></div>
+        <table id="tasks-table"><thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Task</th><th scope="col">Schedule</th><th scope="col">Enabled</th><th scope="col">Last run</th><th scope="col">Next run</th><th scope="col">Actions</th></tr></thead>
+        <tbody>${page.items.map((t) => html`<${Row} t=${t} key=${t.id} picked=${picked.has(t.id)} onPick=${pick} onOpen=${() => setOpen(open === t.id ? null : t.id)} open=${open === t.id} setNotice=${setNotice} reload=${r.reload} />`)}</tbody></table>`}
+      ${open ? html`<${Detail} id=${open} key=${open} onChanged=${(m) => { setNotice(m); r.reload(); }} onDeleted=${(m) => { setNotice(m); setOpen(null); r.reload(); }} />` : null}`}</${Loaded}></div>`;
 }
 
-async function templatePicker(ctx, reload, notice) {
-  const templates = await api('/api/task-templates', { signal: ctx.signal });
-  const select = h('select', { id: 'template-select', name: 'template_id', required: true },
-    h('option', { value: '' }, 'Choose a template…'),
-    groupBy(templates, 'category').map(([cat, ts]) => h('optgroup', { label: cat || 'other' }, ts.map((t) => h('option', { value: t.id }, t.name)))));
-  const name = h('input', { name: 'name', maxlength: 120, placeholder: 'defaults to the template name' });
-  const about = h('p', { class: 'muted' });
-  const errors = h('div');
-  const submit = h('button', { type: 'submit' }, 'Create task');
-  select.addEventListener('change', () => {
-    const t = templates.find((x) => x.id === select.value);
-    about.textContent = t ? t.description + (t.schedule ? ' Schedule: ' + t.schedule + '.' : '') : '';
-  });
-  const form = h('form', { id: 'task-create', class: 'card' },
-    h('h2', {}, 'New task from a template'),
-    h('label', {}, 'Template ', select), about,
-    h('label', {}, 'Name ', name), submit, errors);
-  form.addEventListener('submit', (e) => {
+function Row({ t, picked, onPick, onOpen, open, setNotice, reload }) {
+  async function toggle() {
+    await pj('/api/tasks/' + t.id, { method: 'PATCH', body: { enabled: !t.enabled } });
+    setNotice((t.enabled ? 'Disabled ' : 'Enabled ') + t.name + '.'); reload();
+  }
+  async function run() {
+    const x = await pj('/api/tasks/' + t.id + '/trigger', { method: 'POST', headers: { 'Idempotency-Key': crypto.randomUUID() } });
+    setNotice(html`Started ${t.name}: <${Link} href=${'/sessions/' + x.session_id}>follow the run</${Link}>.`);
+  }
+  return html`<tr data-task-id=${t.id}>
+    <td><input type="checkbox" aria-label=${'Select ' + t.name} checked=${picked} onChange=${(e) => onPick(t.id, e.target.checked)} /></td>
+    <td><strong>${t.name}</strong>${t.description ? html`<div class="muted">${t.description}</div>` : null}</td>
+    <td><code>${t.schedule || 'manual'}</code>${t.schedule && t.timezone ? html`<div class="muted">${t.timezone}</div>` : null}</td>
+    <td><${Badge} s=${t.enabled ? 'enabled' : 'disabled'} /></td>
+    <td>${t.last_status ? html`<${Badge} s=${t.last_status} />` : '—'} ${t.last_session_id ? html`<${Link} href=${'/sessions/' + t.last_session_id}>${when(t.last_run_at)}</${Link}>` : null}
+      ${t.last_error ? html`<div class="error">${t.last_error}</div>` : null}</td>
+    <td>${when(t.next_run_at) || '—'}</td>
+    <td class="actions"><button type="button" class="secondary" aria-pressed=${String(t.enabled)} onClick=${toggle}>${t.enabled ? 'Disable' : 'Enable'}</button>
+      <${Button} class="run" onClick=${run}>Run now</${Button}>
+      <button type="button" class="secondary open" aria-expanded=${open ? 'true' : 'false'} onClick=${onOpen}>Details<span class="visually-hidden"> of ${t.name}</span></button></td></tr>`;
+}
+
+function Create({ templates, onMade }) {
+  const [mode, setMode] = useState('template');
+  const [tpl, setTpl] = useState('');
+  const about = templates.find((x) => x.id === tpl);
+  const groups = [...new Set(templates.map((t) => t.category || 'other'))];
+  async function fromTemplate(e) {
     e.preventDefault();
-    busy(submit, async () => {
-      errors.replaceChildren();
-      const body = { template_id: select.value };
-      if (name.value.trim()) body.name = name.value.trim();
-      try {
-        const t = await api('/api/tasks', { method: 'POST', body, project: true });
-        notice.textContent = 'Created ' + t.name + (t.enabled ? '.' : ' (disabled).');
-        form.reset();
-        about.textContent = '';
-        await reload();
-      } catch (err) { errors.replaceChildren(alertBox(err.message)); }
-    });
-  });
-  return form;
+    const name = e.currentTarget.elements.name.value.trim();
+    const body = { template_id: tpl };
+    if (name) body.name = name;
+    onMade(await pj('/api/tasks', { method: 'POST', body }));
+    e.currentTarget.reset(); setTpl('');
+  }
+  return html`<section class="card" aria-labelledby="new-task"><h2 id="new-task">New task</h2>
+    <div class="filters" role="radiogroup" aria-label="Start from">
+      <label class="inline"><input type="radio" name="mode" checked=${mode === 'template'} onChange=${() => setMode('template')} /> a template</label>
+      <label class="inline"><input type="radio" name="mode" checked=${mode === 'scratch'} onChange=${() => setMode('scratch')} /> scratch</label></div>
+    ${mode === 'template' ? html`<${Catch}>${(run) => html`<form id="task-create" onSubmit=${(e) => run(() => fromTemplate(e))}>
+      <label>Template <select id="template-select" name="template_id" required value=${tpl} onChange=${(e) => setTpl(e.target.value)}>
+        <option value="">Choose a template…</option>${groups.map((g) => html`<optgroup label=${g}>${templates.filter((t) => (t.category || 'other') === g).map((t) => html`<option value=${t.id}>${t.name}</option>`)}</optgroup>`)}</select></label>
+      ${about ? html`<p class="muted">${about.description}${about.schedule ? ' Schedule: ' + about.schedule + '.' : ''}</p>` : null}
+      <label>Name <input name="name" maxlength="120" placeholder="defaults to the template name" /></label>
+      <button type="submit">Create task</button></form>`}</${Catch}>`
+    : html`<${TaskForm} id="task-create-scratch" submit="Create task" onSubmit=${async (d) => onMade(await pj('/api/tasks', { method: 'POST', body: draftBody(d) }))} />`}
+  </section>`;
 }
 
-function groupBy(items, key) {
-  const m = new Map();
-  for (const it of items) { const k = it[key] || ''; if (!m.has(k)) m.set(k, []); m.get(k).push(it); }
-  return [...m.entries()];
+// Catch runs a submit handler and shows its error under the form.
+function Catch({ children }) {
+  const [err, setErr] = useState(null);
+  const run = async (fn) => { setErr(null); try { await fn(); } catch (x) { setErr(x); } };
+  return html`${children(run)}${err ? html`<p class="error" role="alert">${err.message}</p>` : null}`;
+}
+
+function Detail({ id, onChanged, onDeleted }) {
+  const r = useLoad((signal) => Promise.all([pj('/api/tasks/' + id, { signal }), pj('/api/sessions/index?limit=10&q=' + id, { signal })]), [id]);
+  return html`<section class="card" id="task-detail" aria-label="Task details"><${Loaded} r=${r}>${([t, runs]) => html`
+    <header class="row"><h2>${t.name}</h2><div class="actions">
+      <${Button} class="secondary" id="task-clone" onClick=${async () => { const c = await pj('/api/tasks/' + id + '/clone', { method: 'POST' }); onChanged('Cloned as ' + c.name + ' (disabled).'); }}>Clone</${Button}>
+      <${Link} href=${'/webhooks/' + id} class="button secondary">Webhook</${Link}>
+      <${Button} class="danger" id="task-delete" confirm=${'Delete ' + t.name + '? Its past runs stay.'} onClick=${async () => { await pj('/api/tasks/' + id, { method: 'DELETE' }); onDeleted('Deleted ' + t.name + '.'); }}>Delete</${Button}></div></header>
+    <${TaskForm} id="task-edit" task=${t} submit="Save changes" onSubmit=${async (d) => { await pj('/api/tasks/' + id, { method: 'PATCH', body: draftBody(d) }); onChanged('Saved ' + d.name + '.'); r.reload(); }} />
+    <h3>Recent runs</h3>
+    ${runs.items.length === 0 ? html`<p class="empty">No runs yet.</p>` : html`<table id="task-runs"><thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Outcome</th><th scope="col">Cost</th></tr></thead>
+      <tbody>${runs.items.map((s) => html`<tr><td><${Link} href=${'/sessions/' + s.id}>${when(s.created_at)}</${Link}></td><td>${s.trigger_source}</td><td><${Badge} s=${s.status} />${s.reason ? html`<div class="muted">${s.reason}</div>` : null}</td><td class="num">${money(s.cost)}</td></tr>`)}</tbody></table>`}`}</${Loaded}></section>`;
 }

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"os"
+)
+
+// ProbeWrite proves the database accepts a write end to end: it takes the
+// write lock, rewrites the heartbeat row and commits (fsync included). A
+// read-only file, a full disk or a lock held elsewhere make it fail or wait.
+func (db *DB) ProbeWrite(ctx context.Context) error {
+	return db.writeOnce(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO ops_heartbeat (id, beat_at) VALUES (1, ?)
+			ON CONFLICT(id) DO UPDATE SET beat_at = excluded.beat_at`, TS(tx.Now))
+		return err
+	})
+}
+
+// CountPendingApprovals counts approvals waiting for a decision, all orgs.
+func (db *DB) CountPendingApprovals(ctx context.Context) (int, error) {
+	var n int
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM approvals WHERE status = 'pending'`).Scan(&n)
+	return n, err
+}
+
+// FileSizes returns the sizes in bytes of the database file and its
+// write-ahead log (0 when the log does not exist, e.g. after a checkpoint
+// truncated it).
+func (db *DB) FileSizes() (main, wal int64) {
+	if fi, err := os.Stat(db.Path); err == nil {
+		main = fi.Size()
+	}
+	if fi, err := os.Stat(db.Path + "-wal"); err == nil {
+		wal = fi.Size()
+	}
+	return main, wal
+}
+
+// PeekUserCount counts accounts in the database at path without migrating
+// or writing it (a missing file counts 0), for --print-config and doctor.
+func PeekUserCount(ctx context.Context, path string) (int, error) {
+	if _, err := os.Stat(path); err != nil {
+		if os.IsNotExist(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	conn, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	var n int
+	err = conn.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,43 @@
+// Connectors (project settings tab): enroll one (token and install command
+// shown once), live status, labels and the server-side allow-list, rotate
+// the token, revoke, delete.
+
+import { html, useState, useLoad, Loaded, Form, Field, Button, Badge, Copyable, when, pj } from './ui.js';
+
+const labelsText = (m) => Object.entries(m || {}).map(([k, v]) => k + '=' + v).join(', ');
+function parseLabels(s) {
+  const out = {};
+  for (const part of (s || '').split(',').map((x) => x.trim()).filter(Boolean)) {
+    const i = part.indexOf('=');
+    if (i < 1) throw new Error('Labels are key=value pairs separated by commas: ' + part);
+    out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return out;
+}
+const lines = (s) => (s || '').split('\n').map((x) => x.trim()).filter(Boolean);
+
+export function Connectors() {
+  const r = useLoad((signal) => pj('/api/connectors', { signal }));
+  const [made, setMade] = useState(null);
+  async function create(d) {
+    setMade(await pj('/api/connectors', { method: 'POST', body: { name: d.name, labels: parseLabels(d.labels), allow_list: lines(d.allow_list) } }));
+    r.reload();
+  }
+  return html`<section aria-labelledby="conn-title"><h2 id="conn-title">Connectors</h2>
+    <p class="muted">A connector runs on a host you own and dials out to this server; the agent's run_command reaches the host by name or label. Nothing listens on the host.</p>
+    ${made ? html`<div class="card secret-once" id="connector-made"><h3>Connector ${made.name} enrolled</h3>
+      <${Copyable} label="Install command (shown once: it carries the token)" id="connector-install" value=${made.install_command} multiline />
+      <button type="button" class="secondary" onClick=${() => setMade(null)}>I have copied it</button></div>` : null}
+    <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No connectors yet.">${(d) => html`<table id="connectors-table"><thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Host</th><th scope="col">Labels</th><th scope="col">Last seen</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      <tbody>${d.items.map((x) => html`<tr data-connector-id=${x.id}><td><strong>${x.name}</strong>${x.allow_list?.length ? html`<div class="muted">${x.allow_list.length} allowed pattern(s)</div>` : null}</td>
+        <td><${Badge} s=${x.status} /></td><td>${x.hostname ? x.hostname + ' (' + x.os + '/' + x.arch + ')' : '—'}<div class="muted">${x.version || ''} ${x.ip || ''}</div></td>
+        <td>${labelsText(x.labels) || '—'}</td><td>${when(x.last_seen) || 'never'}</td>
+        <td>${x.status !== 'revoked' ? html`<${Button} class="secondary" confirm=${'Replace the token of ' + x.name + '? The host must be re-enrolled.'} onClick=${async () => { setMade(await pj('/api/connectors/' + x.id + '/rotate-token', { method: 'POST' })); r.reload(); }}>Rotate token<span class="visually-hidden"> ${x.name}</span></${Button}>
+          <${Button} class="danger revoke" confirm=${'Revoke ' + x.name + '? Its connection drops at once.'} onClick=${async () => { await pj('/api/connectors/' + x.id + '/revoke', { method: 'POST' }); r.reload(); }}>Revoke<span class="visually-hidden"> ${x.name}</span></${Button}>`
+          : html`<${Button} class="danger" confirm=${'Delete ' + x.name + '?'} onClick=${async () => { await pj('/api/connectors/' + x.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> ${x.name}</span></${Button}>`}</td></tr>`)}</tbody></table>`}</${Loaded}>
+    <details open=${!made}><summary>Enroll a connector</summary><${Form} id="connector-create" label="Enroll a connector" reset onSubmit=${create}>
+      <${Field} label="Name" name="name" required pattern="[a-z0-9][a-z0-9._\\-]{0,62}" maxlength="63" placeholder="web-1" hint="Lower case letters, digits, dots, dashes." />
+      <${Field} label="Labels (optional)" name="labels" placeholder="env=prod, role=web" />
+      <label>Allowed commands (optional, one pattern per line; empty allows every command)<textarea name="allow_list" rows="3" class="mono" placeholder="systemctl status *"></textarea></label>
+      <button type="submit">Enroll</button></${Form}></details></section>`;
+}

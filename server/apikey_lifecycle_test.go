@@ -81,6 +81,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 		t.Fatalf("expired: %s", r.Body)
 	}
 	owner.refresh()
+	owner.must(200, "POST", "/api/auth/reauthenticate", map[string]any{"password": "correct horse battery"}) // two days on: prove it again
 
 	// logout-all vetoes the keys made before it, not those made after.
 	before, _ := env.apiKey(t, owner, map[string]any{"name": "before", "scopes": []string{"*"}})

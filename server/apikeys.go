@@ -58,7 +58,7 @@ func (s *Server) apiKeyRoutes() []*Route {
 	tags := []string{"api-keys"}
 	return []*Route{
 		{Method: "GET", Path: "/api/api-keys", Summary: "List API keys of the current organization (admins see all, others their own)", Tags: tags, Auth: AuthHuman, Perm: PermOrgRead, Resp: []APIKeyOut{}, Status: 200, Handle: s.handleListKeys},
-		{Method: "POST", Path: "/api/api-keys", Summary: "Create an API key acting as me in the current organization; the key is shown once", Tags: tags, Auth: AuthHuman, Perm: PermOrgRead, Body: APIKeyCreate{}, Resp: APIKeyCreated{}, Status: 201, MaxBody: 32 << 10, Handle: s.handleCreateKey},
+		{Method: "POST", Path: "/api/api-keys", Summary: "Create an API key acting as me in the current organization; the key is shown once; needs a recent re-authentication", Tags: tags, Auth: AuthHuman, RecentAuth: true, Perm: PermOrgRead, Body: APIKeyCreate{}, Resp: APIKeyCreated{}, Status: 201, MaxBody: 32 << 10, Handle: s.handleCreateKey},
 		{Method: "DELETE", Path: "/api/api-keys/{key_id}", Summary: "Revoke an API key (my own, or any with org:admin)", Tags: tags, Auth: AuthHuman, Perm: PermOrgRead, Status: 204, Handle: s.handleRevokeKey},
 	}
 }
@@ -157,9 +157,16 @@ func (s *Server) authenticateKey(r *http.Request, tok string) (*Identity, error)
 	if len(tok) > keyMaxLen || len(tok) < 5+keyPrefixLen+2 || tok[5+keyPrefixLen] != '_' {
 		return nil, bad
 	}
+	// An address that keeps presenting keys that match nothing is refused
+	// before the lookup and the hash: guessing costs the guesser, not us.
+	ip := s.clientIP(r)
+	if ok, retry := s.limits.keyMisses.Check(ip); !ok {
+		return nil, &RateLimitError{RetryAfter: retry}
+	}
 	prefix, secret := tok[5:5+keyPrefixLen], tok[5+keyPrefixLen+1:]
 	p, err := s.db.FindKeyPrincipal(r.Context(), prefix)
 	if store.IsNotFound(err) {
+		s.limits.keyMisses.Allow(ip)
 		return nil, bad
 	}
 	if err != nil {
@@ -167,6 +174,7 @@ func (s *Server) authenticateKey(r *http.Request, tok string) (*Identity, error)
 	}
 	k := p.Key
 	if subtle.ConstantTimeCompare(auth.HashToken(secret), k.SecretHash) != 1 {
+		s.limits.keyMisses.Allow(ip)
 		return nil, bad
 	}
 	now := s.Now()
@@ -183,7 +191,6 @@ func (s *Server) authenticateKey(r *http.Request, tok string) (*Identity, error)
 		return nil, &store.Error{Code: store.EUnauthorized, Message: "The creator of this API key is no longer a member of its organization", Reason: "api_key_creator_gone"}
 	}
 	id := &Identity{UserID: k.CreatedBy, Email: p.CreatorEmail, OrgID: k.OrgID, Role: p.Role, KeyID: k.ID, Scopes: k.Scopes, Projects: k.Projects}
-	ip := s.clientIP(r)
 	if k.LastIP != ip || k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchEvery {
 		newIP, err := s.db.TouchAPIKey(r.Context(), k.ID, ip)
 		if err != nil {

@@ -72,15 +72,18 @@ type AuditVerifyOut struct {
 	Checked     int     `json:"checked"`
 	BrokenID    *string `json:"broken_id"`
 	BrokenSeq   *int64  `json:"broken_seq"`
-	BrokenCause *string `json:"broken_reason"`
+	BrokenCause *string `json:"broken_reason" doc:"hash_mismatch, prev_hash_mismatch, sequence_gap, or truncated / checkpoint_mismatch when the chain no longer reaches the newest checkpoint (broken_seq is the checkpoint's seq)"`
+	// Checkpoint is the signed head published by this verify (null when
+	// the chain is broken).
+	Checkpoint *AuditCheckpointOut `json:"checkpoint" doc:"signed checkpoint of the chain head published by this call; keep it to detect a later truncation"`
 }
 
 func (s *Server) auditRoutes() []*Route {
 	tags := []string{"audit"}
 	return []*Route{
 		{Method: "GET", Path: "/api/audit-logs", Summary: "List the organization's audit events with filters, newest first", Tags: tags, Auth: AuthAny, Perm: PermAuditRead, Query: AuditQuery{}, Resp: AuditLogPage{}, Status: 200, MCP: true, Handle: s.handleListAudit},
-		{Method: "GET", Path: "/api/audit-logs/export", Summary: "Export the organization's audit events as CSV or JSON Lines, oldest first", Tags: tags, Auth: AuthAny, Perm: PermAuditRead, Query: AuditExportQuery{}, Status: 200, Handle: s.handleExportAudit},
-		{Method: "GET", Path: "/api/audit-logs/verify", Summary: "Recompute the organization's hash chain and report the first broken link", Tags: tags, Auth: AuthAny, Perm: PermAuditRead, Resp: AuditVerifyOut{}, Status: 200, Handle: s.handleVerifyAudit},
+		{Method: "GET", Path: "/api/audit-logs/export", Summary: "Export the organization's audit events as CSV or JSON Lines, oldest first; the X-Audit-Checkpoint header carries a signed checkpoint of the chain head (AuditCheckpointOut as JSON)", Tags: tags, Auth: AuthAny, Perm: PermAuditRead, Query: AuditExportQuery{}, Status: 200, Handle: s.handleExportAudit},
+		{Method: "GET", Path: "/api/audit-logs/verify", Summary: "Recompute the organization's hash chain, check it still reaches the newest signed checkpoint, report the first broken link, and publish a new signed checkpoint", Tags: tags, Auth: AuthAny, Perm: PermAuditRead, Resp: AuditVerifyOut{}, Status: 200, Handle: s.handleVerifyAudit},
 	}
 }
 
@@ -143,6 +146,11 @@ func (s *Server) handleExportAudit(c *Ctx) error {
 	if err := s.auditLog.Flush(c.Context()); err != nil {
 		return err
 	}
+	cp, err := s.publishCheckpoint(c.Context(), c.OrgID())
+	if err != nil {
+		return err
+	}
+	c.W.Header().Set("X-Audit-Checkpoint", checkpointHeader(cp))
 	f := store.AuditFilter{OrgID: c.OrgID(), Actor: q.Actor, Action: q.Action, TargetType: q.TargetType, TargetID: q.TargetID, Outcome: q.Outcome, From: q.From, To: q.To}
 	name := "audit-" + s.Now().Format("20060102T150405Z")
 	if q.Format == "csv" {
@@ -185,6 +193,20 @@ func (s *Server) handleVerifyAudit(c *Ctx) error {
 	out := AuditVerifyOut{OK: brk == nil, Checked: n}
 	if brk != nil {
 		out.BrokenID, out.BrokenSeq, out.BrokenCause = &brk.ID, &brk.Seq, &brk.Reason
+		return c.JSON(200, out)
+	}
+	// The links hold; the newest events may still have been deleted, which
+	// only an earlier checkpoint can tell.
+	reason, cp, err := s.checkTruncation(c.Context(), c.OrgID())
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		out.OK, out.BrokenSeq, out.BrokenCause = false, &cp.Seq, &reason
+		return c.JSON(200, out)
+	}
+	if out.Checkpoint, err = s.publishCheckpoint(c.Context(), c.OrgID()); err != nil {
+		return err
 	}
 	return c.JSON(200, out)
 }

@@ -76,7 +76,7 @@ func (s *Server) mfaRoutes() []*Route {
 		{Method: "POST", Path: "/api/auth/mfa/webauthn/register/verify", Summary: "Finish registering a security key", Tags: tags, Auth: AuthHuman, Body: MfaWebauthnRegisterVerifyRequest{}, Resp: MfaEnrollResponse{}, Status: 200, MaxBody: 64 << 10, Handle: m.handleWebAuthnRegisterVerify},
 		{Method: "POST", Path: "/api/auth/mfa/webauthn/auth/options", Summary: "WebAuthn assertion options; the mfa_token is the only credential (or the session, for step-up)", Tags: tags, Auth: AuthNone, Body: MfaWebauthnAuthOptionsRequest{}, Status: 200, MaxBody: 16 << 10, Handle: m.handleWebAuthnAuthOptions},
 		{Method: "POST", Path: "/api/auth/mfa/challenge", Summary: "Prove a second factor: completes login (with mfa_token) or steps up a session", Tags: tags, Auth: AuthNone, Body: MfaChallengeRequest{}, Resp: LoginResponse{}, Status: 200, MaxBody: 64 << 10, Handle: m.handleChallenge},
-		{Method: "DELETE", Path: "/api/auth/mfa/{method_id}", Summary: "Remove a second factor (backup codes go with the last one)", Tags: tags, Auth: AuthHuman, Status: 204, Handle: m.handleDeleteMethod},
+		{Method: "DELETE", Path: "/api/auth/mfa/{method_id}", Summary: "Remove a second factor (backup codes go with the last one); needs a recent re-authentication", Tags: tags, Auth: AuthHuman, RecentAuth: true, Status: 204, Handle: m.handleDeleteMethod},
 		{Method: "POST", Path: "/api/auth/mfa/backup-codes/regenerate", Summary: "Replace the backup codes; needs proof of a current factor", Tags: tags, Auth: AuthHuman, Body: MfaChallengeRequest{}, Resp: BackupCodesResponse{}, Status: 200, MaxBody: 64 << 10, Handle: m.handleRegenerateBackupCodes},
 	}
 }
@@ -153,6 +153,9 @@ func (m *mfaFeature) handleChallenge(c *Ctx) error {
 		return err
 	}
 	if err := m.verifyFactor(c, id.UserID, &req); err != nil {
+		return err
+	}
+	if err := m.s.db.MarkReauthenticated(c.Context(), id.UserID, id.SessionID); err != nil { // a step-up is a fresh proof
 		return err
 	}
 	access, _, err := m.s.signer.Issue(auth.TypeAccess, id.UserID, id.SessionID, id.OrgID, m.s.Now(), accessTTL)

@@ -59,6 +59,9 @@ func (s *Server) chatRoutes() []*Route {
 
 // handleChat is POST /api/chat.
 func (s *Server) handleChat(c *Ctx) error {
+	if err := s.allowAgentTurn(c); err != nil {
+		return err
+	}
 	var req ChatRequest
 	if err := c.Bind(&req); err != nil {
 		return err

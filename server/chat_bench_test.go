@@ -95,7 +95,8 @@ func watch(b *testing.B, hc *http.Client, url, token, project string, after int6
 // returns its URL, an owner's token and a project id.
 func chatBenchServer(b *testing.B, opts ...func(*server.Config)) (string, string, string) {
 	dir := b.TempDir()
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, MailFrom: "b <b@test>"}
+	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, MailFrom: "b <b@test>",
+		AgentTurnsPerMinute: 1 << 20} // a benchmark is not abuse
 	for _, o := range opts {
 		o(&cfg)
 	}

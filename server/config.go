@@ -36,7 +36,12 @@ type Config struct {
 	// AllowLocalCommands lets the agent's run_command run on the server host itself (off by default).
 	AllowLocalCommands bool
 	MaxBodyBytes       int64
-	ShutdownTimeout    time.Duration
+	// WebhookMaxBodyBytes caps an inbound webhook delivery (413 above); it is
+	// its own setting because provider payloads and API bodies differ in size.
+	WebhookMaxBodyBytes int64
+	// AgentTurnsPerMinute bounds chat turns and resumes per caller (0: the default, 20).
+	AgentTurnsPerMinute int
+	ShutdownTimeout     time.Duration
 	// DiskMinFree is the free space in the data directory below which /readyz fails.
 	DiskMinFree ByteSize
 	// Retention defaults in days (0 keeps forever); orgs may override the
@@ -54,6 +59,9 @@ type Config struct {
 	// ConnectorHeartbeat is how often connectors ping; silent for 2.5 times it, one is lost.
 	ConnectorHeartbeat time.Duration
 }
+
+// DefaultWebhookMaxBody is the webhook delivery limit when none is set.
+const DefaultWebhookMaxBody = 1 << 20
 
 // EnvName is the OPSAGENT_ twin of a flag: --data-dir is OPSAGENT_DATA_DIR.
 func EnvName(flagName string) string {
@@ -80,8 +88,10 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.TrustProxy, "trust-proxy", false, "behind one reverse proxy: the last X-Forwarded-For hop (the one it appends) is the client address")
 	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", false, "turn off self-service password reset")
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "default request body limit in bytes")
-	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "request body limit in bytes of API routes that set none of their own (webhook deliveries: --webhook-max-body-bytes)")
+	fs.Int64Var(&c.WebhookMaxBodyBytes, "webhook-max-body-bytes", DefaultWebhookMaxBody, "largest inbound webhook delivery in bytes (413 above)")
+	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
+	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
 	c.DiskMinFree = 512 << 20
 	fs.Var(&c.DiskMinFree, "disk-min-free", "free space in the data directory below which /readyz fails (e.g. 512MiB, 2GB)")
@@ -166,6 +176,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("max-body-bytes must be positive"))
+	}
+	if c.AgentTurnsPerMinute < 0 {
+		errs = append(errs, errors.New("agent-turns-per-minute must be positive"))
+	}
+	if c.WebhookMaxBodyBytes < 0 {
+		errs = append(errs, errors.New("webhook-max-body-bytes must be positive"))
 	}
 	return errors.Join(errs...)
 }

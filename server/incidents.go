@@ -36,8 +36,8 @@ type IncidentOut struct {
 	Title          string     `json:"title"`
 	Severity       string     `json:"severity"`
 	Status         string     `json:"status" doc:"triggered, acknowledged, resolved (PagerDuty's names)"`
-	AlertCount     int        `json:"alert_count"`
-	EventCount     int        `json:"event_count"`
+	AlertCount     int        `json:"alert_count" doc:"distinct alerts (by fingerprint; an alert without one counts each time it arrives)"`
+	EventCount     int        `json:"event_count" doc:"webhook deliveries that joined the incident (re-sends included)"`
 	SessionID      *string    `json:"session_id" doc:"the investigation (agent run) it started"`
 	OpenedAt       time.Time  `json:"opened_at"`
 	LastAlertAt    time.Time  `json:"last_alert_at"`
@@ -216,7 +216,7 @@ func incidentMarkdown(i *store.Incident, tl []store.TimelineEntry) []byte {
 	if i.ResolvedAt != nil {
 		fmt.Fprintf(&b, "- resolved: %s (after %s)\n", i.ResolvedAt.Format(time.RFC3339), i.ResolvedAt.Sub(i.OpenedAt).Round(time.Second))
 	}
-	fmt.Fprintf(&b, "- alerts: %d in %d events\n", i.AlertCount, i.EventCount)
+	fmt.Fprintf(&b, "- alerts: %d distinct in %d deliveries\n", i.AlertCount, i.EventCount)
 	if i.SessionID != "" {
 		fmt.Fprintf(&b, "- investigation session: %s\n", i.SessionID)
 	}

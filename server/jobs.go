@@ -22,11 +22,22 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	}); err != nil {
 		return err
 	}
-	return r.Add("purge-expired", "@every 1h", func(ctx context.Context) error {
-		s.revoked.sweep(s.Now())
-		return s.db.PurgeExpired(ctx)
-	})
+	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }
+
+// purgeExpired is the cleanup job: expired token blocklist entries, mailed
+// tokens, second-factor (WebAuthn) challenges, device grants, old login
+// sessions, and the work directories of idle projects.
+func (s *Server) purgeExpired(ctx context.Context) error {
+	s.revoked.sweep(s.Now())
+	if err := s.db.PurgeExpired(ctx); err != nil {
+		return err
+	}
+	return s.sweepWorkDirs(ctx)
+}
+
+// RunPurgeExpired runs the cleanup job once (tests and the CLI use it).
+func (s *Server) RunPurgeExpired(ctx context.Context) error { return s.purgeExpired(ctx) }
 
 // runErasures is the account-erasure worker: it deletes the data of closed
 // accounts and their avatar files.

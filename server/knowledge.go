@@ -71,9 +71,9 @@ type DocumentRef struct {
 
 // SearchQuery is a knowledge search. collection and tag take comma-separated lists; every tag must match.
 type SearchQuery struct {
-	Q          string `query:"q" validate:"max=1024"`
+	Q          string `query:"q" validate:"max=1024,required_without=tag" doc:"search text"`
 	Collection string `query:"collection" validate:"max=200"`
-	Tag        string `query:"tag" validate:"max=1000"`
+	Tag        string `query:"tag" validate:"max=1000" doc:"comma-separated tags every hit must carry"`
 	Limit      int    `query:"limit" default:"10" validate:"gte=1,lte=100"`
 }
 
@@ -303,6 +303,9 @@ func (s *Server) handleSearchKnowledge(c *Ctx) error {
 
 // handleSyncKnowledge is POST /api/knowledge/sync.
 func (s *Server) handleSyncKnowledge(c *Ctx) error {
+	if ok, retry := s.limits.knowledgeSync.Allow(c.OrgID()); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
 	ctx, cancel := context.WithTimeout(c.Context(), time.Minute)
 	defer cancel()
 	if err := s.rag.Sync(ctx); err != nil {

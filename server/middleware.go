@@ -171,6 +171,11 @@ func (s *Server) serveRoute(c *Ctx) error {
 		if rt.Auth == AuthHuman && !id.Human() {
 			return &store.Error{Code: store.EForbidden, Message: "API keys cannot call this route; sign in as a person", Reason: "human_only"}
 		}
+		if rt.RecentAuth {
+			if err := s.requireRecentAuth(c); err != nil {
+				return err
+			}
+		}
 		if err := s.authorize(c); err != nil {
 			return err
 		}

@@ -71,6 +71,14 @@ func (s *Server) openAPI() map[string]any {
 		if rt.Perm != "" || rt.Auth == AuthHuman {
 			responses["403"] = errResp("Forbidden")
 		}
+		if rt.Body != nil || rt.RawBody || rt.Multipart {
+			limit := rt.MaxBody
+			if limit == 0 {
+				limit = s.cfg.MaxBodyBytes
+			}
+			op["x-max-body-bytes"] = limit
+			responses["413"] = errResp("Request body larger than x-max-body-bytes")
+		}
 		op["responses"] = responses
 		op["x-auth"] = [...]string{"none", "any", "human"}[rt.Auth]
 		if rt.Perm != "" {
@@ -78,6 +86,10 @@ func (s *Server) openAPI() map[string]any {
 		}
 		if rt.Project {
 			op["x-project-scoped"] = true
+		}
+		if rt.RecentAuth {
+			op["x-recent-auth"] = true
+			responses["403"] = errResp("Forbidden (code reauthentication_required: POST /api/auth/reauthenticate first)")
 		}
 		p := toOpenAPIPath(rt.Path)
 		if paths[p] == nil {
@@ -296,8 +308,15 @@ func (g *schemaGen) queryParams(t reflect.Type) []any {
 			}
 		}
 		p := map[string]any{"name": name, "in": "query", "required": r.required, "schema": sch}
-		if d := f.Tag.Get("doc"); d != "" {
-			p["description"] = d
+		desc := f.Tag.Get("doc")
+		if r.requiredWithout != "" {
+			// OpenAPI cannot say "one of these two"; the description and
+			// the extension say it, and the validator enforces the same rule.
+			p["x-required-without"] = r.requiredWithout
+			desc = strings.TrimSpace(desc + " Required unless " + r.requiredWithout + " is given.")
+		}
+		if desc != "" {
+			p["description"] = desc
 		}
 		out = append(out, p)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/tools"
 	"github.com/opsagent/opsagent/store"
+	"github.com/opsagent/opsagent/vault"
 )
 
 // The policy layer is the runner's Policy (policyLayer): the tools a run
@@ -48,6 +49,23 @@ func (p policyLayer) Obligations(ctx context.Context, run runner.RunInfo) string
 	return p.s.obligationsFor(ctx, run)
 }
 
+// Masker masks every secret of the run's project and org (runner.Masking).
+func (p policyLayer) Masker(ctx context.Context, run runner.RunInfo) (func(string) string, error) {
+	values, err := p.s.secrets.Values(ctx, run.OrgID, run.ProjectID)
+	if err != nil {
+		p.s.log.Error("policy: secrets unreadable; tool output withheld", "project_id", run.ProjectID, "err", err)
+		return nil, err
+	}
+	return vault.NewMasker(values...).Mask, nil
+}
+
+// workDir is where a project's local commands run, DATA_DIR/work/<project>/;
+// the cleanup job wipes it once the project's agent has been idle for
+// WorkDirIdle (sweepWorkDirs).
+func (s *Server) workDir(run runner.RunInfo) string {
+	return s.cfg.Path("work", run.ProjectID)
+}
+
 // ApprovalNeeded opens the approval a paused run waits for.
 func (p policyLayer) ApprovalNeeded(ctx context.Context, run runner.RunInfo, pend *agent.Pending) (string, error) {
 	return p.s.openToolApproval(ctx, run, pend)
@@ -59,7 +77,7 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 		return s.secrets.Resolve(ctx, run.OrgID, run.ProjectID, names...)
 	}
 	out := []agent.Tool{
-		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.cfg.Path("work", run.ProjectID), Secrets: secrets,
+		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.workDir(run), Secrets: secrets,
 			Remote: s.connectorRemote(run.OrgID, run.ProjectID), AllSecretValues: s.allSecretValues(run.OrgID, run.ProjectID)},
 		&tools.HTTPRequest{Egress: s.httpEgress(ctx, run.OrgID, run.ProjectID), UserAgent: "opsagent/" + Version},
 	}

@@ -32,6 +32,10 @@ func bindQuery(q url.Values, dst any) error {
 			val, present = d, true
 		}
 		r := parseRule(f.Tag.Get("validate"))
+		if r.requiredWithout != "" && strings.TrimSpace(val) == "" && strings.TrimSpace(q.Get(r.requiredWithout)) == "" {
+			errs = append(errs, FieldError{Loc: loc, Msg: "Field required unless " + r.requiredWithout + " is given", Type: "missing"})
+			continue
+		}
 		if !present {
 			if r.required {
 				errs = append(errs, FieldError{Loc: loc, Msg: "Field required", Type: "missing"})

@@ -44,6 +44,9 @@ type Route struct {
 	Multipart bool
 	// MCP marks the route as bridged to MCP tools (tag mcp-exposed).
 	MCP bool
+	// RecentAuth: a sensitive account change; the person must have proved
+	// their password or a second factor within ReauthWindow.
+	RecentAuth bool
 	// RawBody: the handler reads the body itself (webhook receiver, SSE).
 	RawBody bool
 	Handle  func(c *Ctx) error

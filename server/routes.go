@@ -14,6 +14,7 @@ func (s *Server) routeTable() []*Route {
 		s.preferenceRoutes(),
 		s.observabilityRoutes(),
 		s.mfaRoutes(),
+		s.reauthRoutes(),
 		s.deviceRoutes(),
 		s.taskRoutes(),
 		s.authOrgRoutes(),

@@ -89,6 +89,13 @@ type limits struct {
 	clientEvents        *ratelimit.Limiter
 	clientErrors        *ratelimit.Limiter
 	refresh             *ratelimit.Limiter
+	// agentTurns bounds chat and resume per caller: each starts model work.
+	agentTurns *ratelimit.Limiter
+	// knowledgeSync bounds full re-scans of the documents per organization.
+	knowledgeSync *ratelimit.Limiter
+	// keyMisses counts API keys that matched nothing, per client IP; past
+	// the limit an opsk_ credential is refused before any lookup or hash.
+	keyMisses *ratelimit.Limiter
 }
 
 // Deps are the opened parts the server is built from (main opens them in order).
@@ -104,6 +111,12 @@ type Deps struct {
 
 // New builds the server: keys are loaded or generated under the data dir.
 func New(cfg Config, d Deps) (*Server, error) {
+	if cfg.AgentTurnsPerMinute == 0 {
+		cfg.AgentTurnsPerMinute = DefaultAgentTurnsPerMinute
+	}
+	if cfg.WebhookMaxBodyBytes == 0 {
+		cfg.WebhookMaxBodyBytes = DefaultWebhookMaxBody
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -157,13 +170,17 @@ func New(cfg Config, d Deps) (*Server, error) {
 		loginIP:    ratelimit.New(30, time.Minute),
 		loginEmail: ratelimit.New(10, 5*time.Minute),
 		// Mailing flows: no more than a few messages per address per hour.
-		mailPerAddr:  ratelimit.New(5, time.Hour),
-		register:     ratelimit.New(10, time.Hour),
-		clientEvents: ratelimit.New(100, time.Minute),
-		clientErrors: ratelimit.New(60, time.Minute),
-		refresh:      ratelimit.New(120, time.Minute),
+		mailPerAddr:   ratelimit.New(5, time.Hour),
+		register:      ratelimit.New(10, time.Hour),
+		clientEvents:  ratelimit.New(100, time.Minute),
+		clientErrors:  ratelimit.New(60, time.Minute),
+		refresh:       ratelimit.New(120, time.Minute),
+		agentTurns:    ratelimit.New(cfg.AgentTurnsPerMinute, time.Minute),
+		knowledgeSync: ratelimit.New(KnowledgeSyncsPerMinute, time.Minute),
+		keyMisses:     ratelimit.New(APIKeyMissesPer5Min, 5*time.Minute),
 	}
-	for _, l := range []*ratelimit.Limiter{s.limits.loginIP, s.limits.loginEmail, s.limits.mailPerAddr, s.limits.register, s.limits.clientEvents, s.limits.clientErrors, s.limits.refresh} {
+	for _, l := range []*ratelimit.Limiter{s.limits.loginIP, s.limits.loginEmail, s.limits.mailPerAddr, s.limits.register, s.limits.clientEvents, s.limits.clientErrors, s.limits.refresh,
+		s.limits.agentTurns, s.limits.knowledgeSync, s.limits.keyMisses} {
 		l.Now = func() time.Time { return s.Now() }
 	}
 	s.revoked, err = loadRevocations(context.Background(), d.DB)

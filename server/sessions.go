@@ -247,6 +247,9 @@ func (s *Server) handleResumeSession(c *Ctx) error {
 	if ref == "" || len(ref) > 200 {
 		return store.NotFound("session")
 	}
+	if err := s.allowAgentTurn(c); err != nil {
+		return err
+	}
 	key, err := idempotencyKey(c)
 	if err != nil {
 		return err

@@ -23,9 +23,12 @@ import (
 // min/max bound string length (runes) and slice length; gte/lte bound numbers.
 // "required" means the key must be present (FastAPI's "missing"); a present
 // JSON null for a pointer field is allowed unless "nonnull" is set.
+// "required_without=other" (query parameters) means the parameter must be
+// given, non-empty, unless the query parameter other is.
 
 type rule struct {
 	required, email, nonnull bool
+	requiredWithout          string
 	min, max                 *int
 	gte, lte                 *float64
 	oneof                    []string
@@ -56,6 +59,8 @@ func parseRule(tag string) *rule {
 			r.email = true
 		case "nonnull":
 			r.nonnull = true
+		case "required_without":
+			r.requiredWithout = v
 		case "min", "max":
 			n, err := strconv.Atoi(v)
 			if err != nil {

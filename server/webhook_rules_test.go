@@ -266,6 +266,8 @@ func TestWebhookPagerDutyIncidentLifecycle(t *testing.T) {
 		t.Helper()
 		body := bytes.Replace(sample, []byte(`"incident.triggered"`), []byte(`"`+eventType+`"`), 1)
 		body = bytes.Replace(body, []byte(`"status": "triggered"`), []byte(`"status": "`+status+`"`), 1)
+		// Each PagerDuty event has its own id (the delivery's idempotency key).
+		body = bytes.Replace(body, []byte(`"01DEN7JDHKR3Y5TBDP5PPQXCGZ"`), []byte(`"evt-`+eventType+`"`), 1)
 		h := webhook.SampleHeaders(webhook.ProviderPagerDuty)
 		h.Set("X-PagerDuty-Signature", "v1="+hmacSHA256Hex([]byte(f.secret), body))
 		r := f.post(t, body, h)

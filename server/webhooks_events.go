@@ -22,7 +22,7 @@ type WebhookEventListOut struct {
 	Verification   string               `json:"verification" doc:"the scheme that verified the delivery (test deliveries too); replays carry the original's"`
 	IdempotencyKey string               `json:"idempotency_key"`
 	BodySize       int                  `json:"body_size"`
-	BodyKept       bool                 `json:"body_kept" doc:"false in metadata-only mode once dispatched"`
+	BodyKept       bool                 `json:"body_kept" doc:"whether the body is stored (false in metadata-only mode once dispatched); the list and the detail agree"`
 	Raw            bool                 `json:"raw" doc:"generic provider: the body was not JSON and is kept as text"`
 	Test           bool                 `json:"test"`
 	ReplayOf       *string              `json:"replay_of"`
@@ -85,7 +85,7 @@ type WebhookReplayOut struct {
 func webhookEventListOut(e *store.WebhookEvent) WebhookEventListOut {
 	o := WebhookEventListOut{ID: e.ID, TaskID: e.TaskID, ReceivedAt: e.ReceivedAt, Provider: e.Provider, Type: e.Type,
 		Status: e.Status, Verification: e.Verification, IdempotencyKey: e.IdemKey, BodySize: e.BodySize,
-		BodyKept: e.Body != nil, Raw: e.Raw, Test: e.Test, Error: e.Error, DispatchedAt: e.DispatchedAt, Dispatch: []store.DispatchItem{}}
+		BodyKept: e.BodyKept, Raw: e.Raw, Test: e.Test, Error: e.Error, DispatchedAt: e.DispatchedAt, Dispatch: []store.DispatchItem{}}
 	if e.ReplayOf != "" {
 		o.ReplayOf = &e.ReplayOf
 	}

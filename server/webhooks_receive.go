@@ -12,14 +12,11 @@ import (
 // The receiver's HTTP side: the engine (verification, group commit,
 // dispatch) is server/webhook/pipeline.
 
-// webhookMaxBody is the receiver's body limit (413 above).
-const webhookMaxBody = pipeline.MaxBody
-
 // WebhookAck answers an accepted delivery (202).
 type WebhookAck struct {
 	EventID   string `json:"event_id" doc:"the stored event (for a duplicate: the event it duplicates)"`
 	Status    string `json:"status" doc:"accepted, or duplicate when the delivery was stored before"`
-	Duplicate string `json:"duplicate,omitempty" doc:"idempotency_key or dedupe when this delivery was not stored again"`
+	Duplicate string `json:"duplicate,omitempty" doc:"idempotency_key (the same provider delivery identity, e.g. X-GitHub-Delivery or a Stripe evt_ id, or X-Idempotency-Key, seen while the first event is kept) or dedupe (the same body within dedupe_window_seconds) when this delivery was not stored again"`
 }
 
 // handleWebhookReceive is POST /api/webhooks/{task_id}: verify, redact,
@@ -33,7 +30,7 @@ func (s *Server) handleWebhookReceive(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c.R)
+	body, err := readBody(c.R, c.Route.MaxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -50,8 +47,8 @@ func (s *Server) handleWebhookReceive(c *Ctx) error {
 
 // readBody reads the request body into one buffer of Content-Length bytes
 // when the sender gave it, not a buffer grown and copied from 512 bytes.
-func readBody(r *http.Request) ([]byte, error) {
-	if r.ContentLength <= 0 || r.ContentLength > webhookMaxBody {
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > limit {
 		return io.ReadAll(r.Body)
 	}
 	// net/http ends the body at Content-Length and reports a shorter one

@@ -143,17 +143,27 @@ func (db *DB) RevokedTokens(ctx context.Context) (map[string]time.Time, error) {
 	return out, rows.Err()
 }
 
-// PurgeExpired deletes blocklist rows and mailed tokens that can no longer matter.
+// PurgeExpired deletes what can no longer matter: blocklisted tokens past
+// their expiry, mailed tokens, WebAuthn (second-factor) challenges and
+// device grants a day past theirs (the day lets "this link expired" still
+// be told apart from "unknown"), and login sessions a month past theirs.
 func (db *DB) PurgeExpired(ctx context.Context) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM revoked_tokens WHERE expires_at <= ?`, TS(tx.Now)); err != nil {
-			return err
+		dayAgo := TS(tx.Now.Add(-24 * time.Hour))
+		for _, q := range []struct {
+			sql, before string
+		}{
+			{`DELETE FROM revoked_tokens WHERE expires_at <= ?`, TS(tx.Now)},
+			{`DELETE FROM email_tokens WHERE expires_at <= ?`, dayAgo},
+			{`DELETE FROM webauthn_challenges WHERE expires_at <= ?`, TS(tx.Now)},
+			{`DELETE FROM device_grants WHERE expires_at <= ?`, dayAgo},
+			{`DELETE FROM auth_sessions WHERE expires_at <= ?`, TS(tx.Now.Add(-30 * 24 * time.Hour))},
+		} {
+			if _, err := tx.ExecContext(ctx, q.sql, q.before); err != nil {
+				return err
+			}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM email_tokens WHERE expires_at <= ?`, TS(tx.Now.Add(-24*time.Hour))); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM auth_sessions WHERE expires_at <= ?`, TS(tx.Now.Add(-30*24*time.Hour)))
-		return err
+		return nil
 	})
 }
 

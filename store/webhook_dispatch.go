@@ -28,9 +28,15 @@ type Correlation struct {
 	Title      string
 	Severity   string
 	AlertCount int
-	Firing     bool   // the event carries firing alerts (may open an incident)
-	Transition string // acknowledged or resolved when the provider says so
-	Alerts     string // JSON for the timeline
+	// AlertCount is the event's alerts, a fingerprint repeated inside the
+	// event counted once; Fingerprints are the distinct fingerprints. An
+	// incident counts each fingerprint once however many deliveries repeat
+	// it; alerts without one (AlertCount beyond len(Fingerprints)) count
+	// each time.
+	Fingerprints []string
+	Firing       bool   // the event carries firing alerts (may open an incident)
+	Transition   string // acknowledged or resolved when the provider says so
+	Alerts       string // JSON for the timeline
 }
 
 // DispatchPlan is what the server decided for one received event; the
@@ -308,6 +314,7 @@ var queryOpenIncidentByKey = `SELECT ` + prefixed("i.", incidentCols) + ` FROM i
 
 const (
 	insertIncidentKey    = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`
+	insertIncidentAlert  = `INSERT OR IGNORE INTO incident_alerts (incident_id, fingerprint) VALUES (?,?)`
 	updateIncidentCounts = `UPDATE incidents SET alert_count = alert_count + ?, event_count = event_count + ?,
 	last_alert_at = ?, updated_at = ? WHERE id = ?`
 )
@@ -348,7 +355,11 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 			return nil, false, err
 		}
 	}
-	inc.AlertCount += c.AlertCount
+	alerts, err := newAlertsTx(ctx, st, inc.ID, c)
+	if err != nil {
+		return nil, false, err
+	}
+	inc.AlertCount += alerts
 	inc.EventCount++
 	inc.LastAlertAt = tx.Now
 	d := st.counts[inc.ID]
@@ -356,7 +367,7 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		d = &incidentDelta{}
 		st.counts[inc.ID] = d
 	}
-	d.alerts += c.AlertCount
+	d.alerts += alerts
 	d.events++
 	for _, k := range c.Keys {
 		mk := e.ProjectID + "\x00" + k
@@ -388,6 +399,26 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		}
 	}
 	return inc, joined, nil
+}
+
+// newAlertsTx records the event's fingerprints on the incident and returns
+// how many alerts the incident had not seen: the new fingerprints plus the
+// alerts that carry none.
+func newAlertsTx(ctx context.Context, st *txStmts, incidentID string, c *Correlation) (int, error) {
+	n := c.AlertCount - len(c.Fingerprints)
+	if n < 0 {
+		n = 0
+	}
+	for _, fp := range c.Fingerprints {
+		res, err := st.exec(ctx, insertIncidentAlert, incidentID, fp)
+		if err != nil {
+			return 0, err
+		}
+		if added, _ := res.RowsAffected(); added > 0 {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // incidentDelta is what a dispatch batch adds to one incident's counters,

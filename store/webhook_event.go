@@ -44,6 +44,9 @@ type WebhookEvent struct {
 	ReplayOf     string
 	Test         bool
 	DispatchedAt *time.Time
+	// BodyKept says whether the body is stored; list rows (loaded without
+	// bodies) carry it even though Body is nil there.
+	BodyKept bool
 }
 
 const webhookEventCols = `id, org_id, project_id, task_id, received_at, provider, event_type, idem_key, body_hash,
@@ -63,7 +66,22 @@ func scanWebhookEvent(row interface{ Scan(...any) error }) (*WebhookEvent, error
 		return nil, err
 	}
 	e.ReceivedAt, e.IdemKey, e.ReplayOf, e.DispatchedAt = ParseTS(received), idem.String, replay.String, scanNullTS(dispatched)
+	e.BodyKept = e.Body != nil
 	return &e, nil
+}
+
+// webhookEventMetaCols are the columns of a list row: the body is replaced
+// by a one-byte marker that is present exactly when the body is kept, so
+// BodyKept agrees with the detail without reading the body.
+var webhookEventMetaCols = strings.Replace(webhookEventCols, "body,", "CASE WHEN body IS NULL THEN NULL ELSE X'01' END,", 1)
+
+// scanWebhookEventMeta scans a row selected with webhookEventMetaCols.
+func scanWebhookEventMeta(row interface{ Scan(...any) error }) (*WebhookEvent, error) {
+	e, err := scanWebhookEvent(row)
+	if e != nil {
+		e.Body = nil
+	}
+	return e, err
 }
 
 // IngestItem is one verified delivery waiting for the group commit.
@@ -292,8 +310,7 @@ func (db *DB) FindWebhookEvents(ctx context.Context, f WebhookEventFilter) ([]We
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM webhook_events WHERE `+w, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	cols := strings.Replace(webhookEventCols, "body,", "NULL,", 1)
-	rows, err := db.r.QueryContext(ctx, `SELECT `+cols+` FROM webhook_events WHERE `+w+`
+	rows, err := db.r.QueryContext(ctx, `SELECT `+webhookEventMetaCols+` FROM webhook_events WHERE `+w+`
 		ORDER BY received_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, err
@@ -301,7 +318,7 @@ func (db *DB) FindWebhookEvents(ctx context.Context, f WebhookEventFilter) ([]We
 	defer rows.Close()
 	var out []WebhookEvent
 	for rows.Next() {
-		e, err := scanWebhookEvent(rows)
+		e, err := scanWebhookEventMeta(rows)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -353,7 +370,6 @@ func (db *DB) PurgeWebhookEvents(ctx context.Context, orgID, projectID, taskID s
 
 // LastWebhookEvent returns the newest event of a task (badge), or NotFound.
 func (db *DB) LastWebhookEvent(ctx context.Context, taskID string) (*WebhookEvent, error) {
-	cols := strings.Replace(webhookEventCols, "body,", "NULL,", 1)
-	return scanWebhookEvent(db.r.QueryRowContext(ctx, `SELECT `+cols+` FROM webhook_events WHERE task_id = ? AND test = 0
+	return scanWebhookEventMeta(db.r.QueryRowContext(ctx, `SELECT `+webhookEventMetaCols+` FROM webhook_events WHERE task_id = ? AND test = 0
 		ORDER BY received_at DESC, id DESC LIMIT 1`, taskID))
 }

@@ -71,6 +71,21 @@ func (l *Limiter) AllowN(key string, n int) (bool, time.Duration) {
 	return true, 0
 }
 
+// Check reports whether one more event for key would be within the limit,
+// without recording it: a guard that counts only failures checks first and
+// records with Allow when the attempt fails.
+func (l *Limiter) Check(key string) (bool, time.Duration) {
+	ok, retry := l.AllowN(key, 1)
+	if ok {
+		l.mu.Lock()
+		if b := l.buckets[key]; b != nil && b.cur > 0 {
+			b.cur--
+		}
+		l.mu.Unlock()
+	}
+	return ok, retry
+}
+
 // Reset forgets key (a successful login clears its failures).
 func (l *Limiter) Reset(key string) {
 	l.mu.Lock()

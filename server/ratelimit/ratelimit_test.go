@@ -37,3 +37,18 @@ func TestLimiterSlidingWindow(t *testing.T) {
 		t.Fatal("refused after reset")
 	}
 }
+
+// Check looks without spending: only Allow counts.
+func TestCheckDoesNotRecord(t *testing.T) {
+	l := New(2, time.Minute)
+	for i := 0; i < 5; i++ {
+		if ok, _ := l.Check("k"); !ok {
+			t.Fatalf("check %d refused with nothing recorded", i)
+		}
+	}
+	l.Allow("k")
+	l.Allow("k")
+	if ok, retry := l.Check("k"); ok || retry <= 0 {
+		t.Fatalf("check after the limit: got %v %v, want refused with a retry", ok, retry)
+	}
+}

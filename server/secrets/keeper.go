@@ -183,16 +183,20 @@ func (k *Keeper) Resolve(ctx context.Context, orgID, projectID string, names ...
 	return out, nil
 }
 
-// Values returns every environment secret value a project sees (its own
-// and its org's), for masking output; unlike Resolve it stamps no use.
+// Values returns the value of every environment secret of the project and
+// of its org, including an org secret a project secret of the same name
+// overrides: what must be masked in anything the agent produces. It does
+// not stamp last_used_at (nothing was used).
 func (k *Keeper) Values(ctx context.Context, orgID, projectID string) ([]string, error) {
-	rows, err := k.decryptAll(ctx, orgID, projectID, store.SecretKindEnv, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, string(r.value))
+	var out []string
+	for _, scope := range []string{projectID, ""} {
+		rows, err := k.decryptAll(ctx, orgID, scope, store.SecretKindEnv, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out = append(out, string(r.value))
+		}
 	}
 	return out, nil
 }

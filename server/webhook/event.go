@@ -54,6 +54,9 @@ type Event struct {
 	Provider Provider `json:"provider"`
 	Type     string   `json:"type"`
 	Alerts   []Alert  `json:"alerts"`
+	// Delivery is the provider's own identity of this delivery (see
+	// DeliveryID), "" when the provider sends none.
+	Delivery string `json:"-"`
 }
 
 // Alert is the provider-independent shape incident correlation works on:
@@ -155,6 +158,7 @@ func Parse(provider Provider, h http.Header, body []byte) (Event, error) {
 	}
 	ev.Provider = provider
 	ev.Type = cut(ev.Type, maxTypeLength) // header-derived types are sender-controlled
+	ev.Delivery = cleanDelivery(firstNonEmpty(ev.Delivery, deliveryHeader(provider, h)))
 	if len(ev.Alerts) > MaxAlerts {
 		ev.Alerts = ev.Alerts[:MaxAlerts]
 	}

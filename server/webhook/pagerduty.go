@@ -74,7 +74,7 @@ func parsePagerDuty(body []byte) (Event, error) {
 	if d.Priority != nil {
 		putLabel(labels, "priority", d.Priority.Summary)
 	}
-	return Event{Type: e.EventType, Alerts: []Alert{{
+	return Event{Type: e.EventType, Delivery: e.ID, Alerts: []Alert{{
 		Title:       firstNonEmpty(incidentTitle, d.Service.Summary, e.EventType),
 		Severity:    sev,
 		Status:      status,

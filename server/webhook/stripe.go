@@ -40,6 +40,7 @@ func parseStripe(body []byte) (Event, error) {
 		return Event{}, newError(CodeInvalidPayload, "stripe payload is not an event object with a type")
 	}
 	o := e.Data.Object
+	delivery := e.ID // evt_...: the same event re-sent keeps it
 	labels := map[string]string{}
 	putLabel(labels, "object", o.Object)
 	putLabel(labels, "customer", string(o.Customer))
@@ -61,7 +62,7 @@ func parseStripe(body []byte) (Event, error) {
 	if o.ID != "" {
 		title += " " + o.ID
 	}
-	return Event{Type: e.Type, Alerts: []Alert{{
+	return Event{Type: e.Type, Delivery: delivery, Alerts: []Alert{{
 		Title:       title,
 		Severity:    stripeSeverity(e.Type),
 		Status:      stripeStatus(e.Type),

@@ -136,6 +136,7 @@ func (r *Runner) toolSet(ctx context.Context, info RunInfo) (*agent.ToolSet, err
 	tools := knowledgeTools(r.d.Knowledge, info)
 	if r.d.Policy != nil {
 		tools = append(tools, r.d.Policy.Tools(ctx, info)...)
+		tools = r.masked(info, tools)
 	}
 	return agent.NewToolSet(tools...)
 }

@@ -17,10 +17,17 @@ const maxTimelineAlerts = 20
 // alertsJSON is ev.Alerts already encoded (the event's stored alerts), "" if
 // not at hand.
 func correlation(ev webhook.Event, alertsJSON string, window time.Duration) *store.Correlation {
-	c := &store.Correlation{Window: window, AlertCount: len(ev.Alerts), Severity: webhook.SeverityInfo, Title: ev.Type}
+	c := &store.Correlation{Window: window, Severity: webhook.SeverityInfo, Title: ev.Type}
 	seen := map[string]bool{}
 	resolved := 0
 	for i, a := range ev.Alerts {
+		if fp := a.Fingerprint; fp == "" || !seen["alert:"+fp] { // an incident counts distinct alerts
+			c.AlertCount++
+			if fp != "" {
+				seen["alert:"+fp] = true
+				c.Fingerprints = append(c.Fingerprints, fp)
+			}
+		}
 		k := ""
 		switch {
 		case a.GroupKey != "":

@@ -89,6 +89,12 @@ func (p *Pipeline) Ingest(ctx context.Context, st *Hook, h http.Header, body []b
 	}
 	ev.Body = stored
 	ev.Headers = storedHeaders(h)
+	if parsed.Delivery != "" && o.ReplayOf == "" && !o.Test {
+		// The provider's own delivery identity is the idempotency key: a
+		// replay of a captured delivery is a duplicate for as long as the
+		// event is kept, not only within the dedupe window.
+		ev.IdemKey = string(parsed.Provider) + ":" + parsed.Delivery
+	}
 	// The plan is made here, on the request's goroutine; the writer applies
 	// it in the ingest transaction when the webhook has no rules.
 	plan := p.planEvent(ev, hook, nil, parsed, nil)

@@ -22,9 +22,8 @@ import (
 	"github.com/opsagent/opsagent/vault"
 )
 
-// Receiver limits.
+// Receiver limits (the body limit is the server's --webhook-max-body-bytes, on the route).
 const (
-	MaxBody     = 1 << 20   // bytes of a delivery; 413 above
 	queueSize   = 8192      // deliveries waiting for the writer
 	maxBatch    = queueSize // events per group commit: whatever is queued
 	cacheTTL    = time.Second

@@ -22,6 +22,7 @@ type Conn struct {
 	connectedAt time.Time
 	lastSeen    atomic.Int64 // unix nanoseconds of the last frame received
 	gone        chan struct{}
+	welcomed    chan struct{} // closed once the welcome is written: no run may overtake it
 
 	mu     sync.Mutex
 	hello  Hello
@@ -47,7 +48,7 @@ const maxBadFrames = 50
 func (h *Hub) Serve(ctx context.Context, ws *websocket.Conn, id Identity, ip string) {
 	ws.SetReadLimit(MaxFrame)
 	now := h.opt.Now()
-	c := &Conn{hub: h, id: id, ws: ws, ip: ip, connectedAt: now.UTC(), gone: make(chan struct{}), calls: map[string]*call{}}
+	c := &Conn{hub: h, id: id, ws: ws, ip: ip, connectedAt: now.UTC(), gone: make(chan struct{}), welcomed: make(chan struct{}), calls: map[string]*call{}}
 	c.lastSeen.Store(now.UnixNano())
 	log := h.log.With("connector_id", id.ConnectorID, "project_id", id.ProjectID, "ip", ip)
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -59,18 +60,20 @@ func (h *Hub) Serve(ctx context.Context, ws *websocket.Conn, id Identity, ip str
 		return
 	}
 	c.hello = sanitizeHello(*f.Hello)
-	if err := c.send(ctx, &Frame{Type: TypeWelcome, Welcome: &Welcome{ConnectorID: id.ConnectorID, Name: id.Name,
-		HeartbeatMS: h.opt.Heartbeat.Milliseconds(), MaxFrameLen: MaxFrame}}); err != nil {
-		_ = ws.CloseNow()
-		return
-	}
+	// Registered before the welcome goes out: a connector that has read its
+	// welcome is online, so a call made at once finds it.
 	h.register(c)
-	log.Info("connector connected", "name", id.Name, "hostname", c.hello.Hostname, "version", c.hello.Version)
 	defer func() {
 		c.drop(websocket.StatusNormalClosure, "")
 		h.unregister(c)
 		log.Info("connector disconnected", "name", id.Name)
 	}()
+	if err := c.send(ctx, &Frame{Type: TypeWelcome, Welcome: &Welcome{ConnectorID: id.ConnectorID, Name: id.Name,
+		HeartbeatMS: h.opt.Heartbeat.Milliseconds(), MaxFrameLen: MaxFrame}}); err != nil {
+		return
+	}
+	close(c.welcomed)
+	log.Info("connector connected", "name", id.Name, "hostname", c.hello.Hostname, "version", c.hello.Version)
 	bytesLim := rate.NewLimiter(rate.Limit(h.opt.BytesPerSecond), int(h.opt.BytesPerSecond)+MaxFrame)
 	framesLim := rate.NewLimiter(rate.Limit(h.opt.FramesPerSecond), int(h.opt.FramesPerSecond))
 	for {

@@ -179,6 +179,13 @@ func (h *Hub) Call(ctx context.Context, connectorID string, run Run, out io.Writ
 	c.calls[id] = cl
 	c.mu.Unlock()
 	defer c.forget(id)
+	select {
+	case <-c.welcomed:
+	case <-c.gone:
+		return Result{}, ErrLost
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
 	if err := c.send(ctx, &Frame{Type: TypeRun, CallID: id, Run: &run}); err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()

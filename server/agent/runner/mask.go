@@ -37,10 +37,31 @@ func (t maskedTool) Run(ctx context.Context, args json.RawMessage) (string, erro
 		return "", errUnmasked
 	}
 	if err != nil {
-		return mask(out), errors.New(mask(err.Error()))
+		return mask(out), maskError(err, mask)
 	}
 	return mask(out), nil
 }
+
+// maskError masks an error's text and keeps what the loop reads from its
+// type: a platform refusal stays a refusal (answered as the platform's
+// words, marked blocked), other errors still unwrap to their cause.
+func maskError(err error, mask func(string) string) error {
+	var refused *agent.Refusal
+	if errors.As(err, &refused) {
+		return &agent.Refusal{Reason: mask(refused.Reason)}
+	}
+	return maskedError{msg: mask(err.Error()), cause: err}
+}
+
+// maskedError shows the masked text and unwraps to the original, so
+// errors.Is on causes such as context.Canceled keeps working.
+type maskedError struct {
+	msg   string
+	cause error
+}
+
+func (e maskedError) Error() string { return e.msg }
+func (e maskedError) Unwrap() error { return e.cause }
 
 // masked wraps tools when the policy masks.
 func (r *Runner) masked(info RunInfo, tools []agent.Tool) []agent.Tool {

@@ -1,0 +1,34 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// The dedupe lookup must be an index seek on (task, hash, time). With only
+// (task, hash) indexed the planner preferred the task/time index for the
+// ORDER BY and walked every event of the window: ingest on default settings
+// slowed from 1,160 to 184 events/s within half a minute.
+func TestDedupeLookupSeeksItsIndex(t *testing.T) {
+	db, _ := openTemp(t)
+	rows, err := db.w.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+queryDedupe, "t", "h", "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	got := strings.Join(plan, "; ")
+	if !strings.Contains(got, "webhook_events_dedupe (task_id=? AND dedupe_hash=? AND received_at>?)") ||
+		strings.Contains(got, "TEMP B-TREE") {
+		t.Fatalf("dedupe plan: got %q, want a seek on webhook_events_dedupe over task, hash and time", got)
+	}
+}

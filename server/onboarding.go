@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -61,8 +62,6 @@ func (s *Server) onboardingRoutes() []*Route {
 	}
 }
 
-const bootstrapScope = "onboarding.bootstrap"
-
 // handleBootstrap is POST /api/onboarding/bootstrap. Everything, including
 // the stored response of the Idempotency-Key, commits in one transaction:
 // the same key twice returns the first answer and creates nothing; the same
@@ -92,63 +91,23 @@ func (s *Server) handleBootstrap(c *Ctx) error {
 	sum := sha256.Sum256(canon)
 	reqHash := hex.EncodeToString(sum[:])
 	ctx := c.Context()
-	var replay *store.StoredResponse
-	var out BootstrapResponse
-	err := s.db.Write(ctx, func(tx *store.Tx) error {
-		if key != "" {
-			prev, err := store.FindIdempotentTx(ctx, tx, c.ID.UserID, bootstrapScope, key)
-			if err != nil {
-				return err
-			}
-			if prev != nil {
-				if prev.RequestHash != reqHash {
-					return &store.Error{Code: store.EConflict, Message: "this Idempotency-Key was used with a different request", Reason: "idempotency_key_reused"}
-				}
-				replay = prev
-				return nil
-			}
-		}
-		ob, err := store.FindOnboardingTx(ctx, tx, c.ID.UserID)
-		if err != nil {
+	var task *store.Task
+	if req.TaskTemplate != "" {
+		var err error
+		if task, err = bootstrapTask(req.TaskTemplate, c.ID.UserID); err != nil {
 			return err
 		}
-		if ob.ProjectID != "" {
-			return &store.Error{Code: store.EConflict, Message: "onboarding was already bootstrapped", Reason: "already_bootstrapped"}
-		}
-		if err := store.RenameOrgTx(ctx, tx, c.OrgID(), req.OrgName); err != nil {
-			return err
-		}
-		org, err := store.FindOrgTx(ctx, tx, c.OrgID())
-		if err != nil {
-			return err
-		}
-		p := &store.Project{OrgID: org.ID, Name: req.ProjectName, Description: req.ProjectDescription}
-		if err := store.CreateProjectTx(ctx, tx, p); err != nil {
-			return err
-		}
-		ob = &store.Onboarding{UserID: c.ID.UserID, Status: "completed", OrgID: org.ID, ProjectID: p.ID}
-		if req.TaskTemplate != "" {
-			if ob.TaskID, err = s.bootstrapTaskFromTemplate(ctx, tx, org.ID, p.ID, c.ID.UserID, req.TaskTemplate); err != nil {
-				return err
-			}
-		}
-		if err := store.SetOnboardingTx(ctx, tx, ob); err != nil {
-			return err
-		}
-		out = BootstrapResponse{Organization: orgOut(org), Project: projectOut(p), TaskID: strPtr(ob.TaskID), Onboarding: onboardingOut(ob)}
-		if key == "" {
-			return nil
-		}
-		body, err := json.Marshal(out)
-		if err != nil {
-			return err
-		}
-		return store.SaveIdempotentTx(ctx, tx, c.ID.UserID, bootstrapScope, key, store.StoredResponse{RequestHash: reqHash, Status: 200, Body: string(body)})
-	})
+	}
+	res, err := s.db.Bootstrap(ctx, store.BootstrapInput{UserID: c.ID.UserID, OrgID: c.OrgID(), OrgName: req.OrgName,
+		Project: &store.Project{Name: req.ProjectName, Description: req.ProjectDescription}, Task: task, NextRun: scheduler.NextRun,
+		IdemKey: key, RequestHash: reqHash, Response: func(r *store.BootstrapResult) (string, error) {
+			body, err := json.Marshal(bootstrapOut(r))
+			return string(body), err
+		}})
 	if err != nil {
 		return err
 	}
-	if replay != nil {
+	if replay := res.Replay; replay != nil {
 		c.W.Header().Set("Idempotent-Replayed", "true")
 		c.W.Header().Set("Content-Type", "application/json")
 		c.W.WriteHeader(replay.Status)
@@ -157,8 +116,14 @@ func (s *Server) handleBootstrap(c *Ctx) error {
 		markAudited(ctx)
 		return nil
 	}
+	out := bootstrapOut(res)
 	c.Audit("onboarding.bootstrapped", "success", "project", out.Project.ID, map[string]any{"org_name": req.OrgName, "task_id": out.TaskID})
 	return c.JSON(200, out)
+}
+
+func bootstrapOut(r *store.BootstrapResult) BootstrapResponse {
+	return BootstrapResponse{Organization: orgOut(r.Org), Project: projectOut(r.Project), TaskID: strPtr(r.Onboarding.TaskID),
+		Onboarding: onboardingOut(r.Onboarding)}
 }
 
 // handleOnboardingStatus is GET /api/onboarding/status.

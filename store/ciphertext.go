@@ -36,11 +36,36 @@ type StaleCiphertext struct {
 	CT     []byte
 }
 
-// StaleCiphertextsTx returns up to limit ciphertexts, across every cipher
+// Reencrypt rewrites, in one transaction, up to limit ciphertexts not
+// encrypted with keyID (across every cipher column) with what reencrypt
+// returns for each, and reports how many it rewrote: 0 when none is left.
+func (db *DB) Reencrypt(ctx context.Context, keyID string, limit int, reencrypt func(StaleCiphertext) (ct []byte, keyID string, err error)) (int, error) {
+	n := 0
+	err := db.Write(ctx, func(tx *Tx) error {
+		stale, err := staleCiphertextsTx(ctx, tx, keyID, limit)
+		if err != nil {
+			return err
+		}
+		for _, st := range stale {
+			ct, kid, err := reencrypt(st)
+			if err != nil {
+				return err
+			}
+			if err := replaceCiphertextTx(ctx, tx, st, ct, kid); err != nil {
+				return err
+			}
+		}
+		n = len(stale)
+		return nil
+	})
+	return n, err
+}
+
+// staleCiphertextsTx returns up to limit ciphertexts, across every cipher
 // column, not encrypted with keyID: what a key rotation still has to
 // re-encrypt. Table and column names come from the registry, never from
 // input.
-func StaleCiphertextsTx(ctx context.Context, tx *Tx, keyID string, limit int) ([]StaleCiphertext, error) {
+func staleCiphertextsTx(ctx context.Context, tx *Tx, keyID string, limit int) ([]StaleCiphertext, error) {
 	var out []StaleCiphertext
 	for _, c := range cipherColumns {
 		if len(out) >= limit {
@@ -68,9 +93,9 @@ func StaleCiphertextsTx(ctx context.Context, tx *Tx, keyID string, limit int) ([
 	return out, nil
 }
 
-// ReplaceCiphertextTx stores a re-encrypted ciphertext in place of s (the
+// replaceCiphertextTx stores a re-encrypted ciphertext in place of s (the
 // value is unchanged, so no updated_at moves).
-func ReplaceCiphertextTx(ctx context.Context, tx *Tx, s StaleCiphertext, ct []byte, keyID string) error {
+func replaceCiphertextTx(ctx context.Context, tx *Tx, s StaleCiphertext, ct []byte, keyID string) error {
 	c := s.Column
 	_, err := tx.ExecContext(ctx, `UPDATE `+c.Table+` SET `+c.CT+` = ?, `+c.KeyID+` = ? WHERE `+c.ID+` = ?`, ct, keyID, s.RowID)
 	return err

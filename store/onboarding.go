@@ -35,13 +35,8 @@ func findOnboarding(ctx context.Context, q Querier, userID string) (*Onboarding,
 	return o, err
 }
 
-// FindOnboardingTx reads the user's onboarding inside a transaction.
-func FindOnboardingTx(ctx context.Context, tx *Tx, userID string) (*Onboarding, error) {
-	return findOnboarding(ctx, tx, userID)
-}
-
-// SetOnboardingTx upserts the user's onboarding row.
-func SetOnboardingTx(ctx context.Context, tx *Tx, o *Onboarding) error {
+// setOnboardingTx upserts the user's onboarding row.
+func setOnboardingTx(ctx context.Context, tx *Tx, o *Onboarding) error {
 	o.UpdatedAt = tx.Now
 	_, err := tx.ExecContext(ctx, `INSERT INTO onboarding (user_id, status, org_id, project_id, task_id, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (user_id) DO UPDATE SET status = excluded.status, org_id = excluded.org_id, project_id = excluded.project_id,
@@ -54,13 +49,13 @@ func SetOnboardingTx(ctx context.Context, tx *Tx, o *Onboarding) error {
 func (db *DB) SetOnboardingStatus(ctx context.Context, userID, status string) (*Onboarding, error) {
 	var out *Onboarding
 	err := db.Write(ctx, func(tx *Tx) error {
-		o, err := FindOnboardingTx(ctx, tx, userID)
+		o, err := findOnboarding(ctx, tx, userID)
 		if err != nil {
 			return err
 		}
 		o.Status = status
 		out = o
-		return SetOnboardingTx(ctx, tx, o)
+		return setOnboardingTx(ctx, tx, o)
 	})
 	return out, err
 }
@@ -72,8 +67,8 @@ type StoredResponse struct {
 	Body        string
 }
 
-// FindIdempotentTx returns the stored response of (user, scope, key), or nil.
-func FindIdempotentTx(ctx context.Context, tx *Tx, userID, scope, key string) (*StoredResponse, error) {
+// findIdempotentTx returns the stored response of (user, scope, key), or nil.
+func findIdempotentTx(ctx context.Context, tx *Tx, userID, scope, key string) (*StoredResponse, error) {
 	var r StoredResponse
 	err := tx.QueryRowContext(ctx, `SELECT request_hash, status, response FROM idempotency_keys WHERE user_id = ? AND scope = ? AND key = ?`,
 		userID, scope, key).Scan(&r.RequestHash, &r.Status, &r.Body)
@@ -83,9 +78,9 @@ func FindIdempotentTx(ctx context.Context, tx *Tx, userID, scope, key string) (*
 	return &r, err
 }
 
-// SaveIdempotentTx stores the response of (user, scope, key) in the same
+// saveIdempotentTx stores the response of (user, scope, key) in the same
 // transaction as the work it describes, so both commit or neither does.
-func SaveIdempotentTx(ctx context.Context, tx *Tx, userID, scope, key string, r StoredResponse) error {
+func saveIdempotentTx(ctx context.Context, tx *Tx, userID, scope, key string, r StoredResponse) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (user_id, scope, key, request_hash, status, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		userID, scope, key, r.RequestHash, r.Status, r.Body, TS(tx.Now))
 	return err

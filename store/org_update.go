@@ -45,8 +45,8 @@ func (db *DB) CreateOrg(ctx context.Context, o *Organization, ownerID string) er
 	return db.Write(ctx, func(tx *Tx) error { return CreateOrgTx(ctx, tx, o, ownerID) })
 }
 
-// RenameOrgTx renames an org inside a caller's transaction.
-func RenameOrgTx(ctx context.Context, tx *Tx, orgID, name string) error {
+// renameOrgTx renames an org inside a caller's transaction.
+func renameOrgTx(ctx context.Context, tx *Tx, orgID, name string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE organizations SET name = ?, updated_at = ? WHERE id = ?`, name, TS(tx.Now), orgID)
 	return err
 }
@@ -68,8 +68,8 @@ func mergeJSON(doc string, patch map[string]any) string {
 	return string(b)
 }
 
-// FindOrgTx reads an org inside a write transaction.
-func FindOrgTx(ctx context.Context, tx *Tx, orgID string) (*Organization, error) {
+// findOrgTx reads an org inside a write transaction.
+func findOrgTx(ctx context.Context, tx *Tx, orgID string) (*Organization, error) {
 	o, err := scanOrg(tx.QueryRowContext(ctx, `SELECT `+orgCols+` FROM organizations WHERE id = ?`, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, NotFound("organization")

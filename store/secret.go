@@ -133,10 +133,24 @@ func (db *DB) FindSecretsForProject(ctx context.Context, orgID, projectID, kind 
 	return out, rows.Err()
 }
 
-// PutSecretTx creates or replaces the secret (org, project, kind, name) with
-// s's ciphertext, key id, description and meta. It fills s's id and times and
-// reports whether the row is new.
-func PutSecretTx(ctx context.Context, tx *Tx, s *Secret) (created bool, err error) {
+// PutSecret creates or replaces the secret (org, project, kind, name) with
+// the ciphertext seal returns, and s's description and meta. seal runs
+// inside the write transaction: a vault rotation's final pass (also a write
+// transaction) either sees this row or ran before the key seal used was
+// loaded. It fills s's id, times, ciphertext and key id and reports whether
+// the row is new.
+func (db *DB) PutSecret(ctx context.Context, s *Secret, seal func() (ct []byte, keyID string, err error)) (created bool, err error) {
+	err = db.Write(ctx, func(tx *Tx) error {
+		if s.Ciphertext, s.KeyID, err = seal(); err != nil {
+			return err
+		}
+		created, err = putSecretTx(ctx, tx, s)
+		return err
+	})
+	return created, err
+}
+
+func putSecretTx(ctx context.Context, tx *Tx, s *Secret) (created bool, err error) {
 	if s.Meta == "" {
 		s.Meta = "{}"
 	}

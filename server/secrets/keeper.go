@@ -126,23 +126,18 @@ func (k *Keeper) Put(ctx context.Context, in PutInput) (*store.Secret, bool, err
 	}
 	s := &store.Secret{OrgID: in.OrgID, ProjectID: in.ProjectID, Kind: in.Kind, Name: in.Name,
 		Description: in.Description, Meta: in.Meta, CreatedBy: in.ActorID, UpdatedBy: in.ActorID}
-	var created bool
-	err := k.db.Write(ctx, func(tx *store.Tx) error {
-		// Encrypt inside the transaction: a rotation's final pass (also a write
-		// transaction) either sees this row or ran before this reload.
+	// Encrypted inside the store's transaction: a rotation's final pass
+	// either sees this row or ran before this reload of the vault.
+	created, err := k.db.PutSecret(ctx, s, func() ([]byte, string, error) {
 		v, err := k.Vault()
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		s.Ciphertext, s.KeyID, err = v.EncryptFor(AAD(s.OrgID, s.ProjectID, s.Kind, s.Name), in.Value)
+		ct, kid, err := v.EncryptFor(AAD(s.OrgID, s.ProjectID, s.Kind, s.Name), in.Value)
 		if errors.Is(err, vault.ErrTooLarge) {
-			return &store.Error{Code: store.ETooLarge, Message: "secret value too large", Reason: "secret_too_large"}
+			return nil, "", &store.Error{Code: store.ETooLarge, Message: "secret value too large", Reason: "secret_too_large"}
 		}
-		if err != nil {
-			return err
-		}
-		created, err = store.PutSecretTx(ctx, tx, s)
-		return err
+		return ct, kid, err
 	})
 	s.Ciphertext = nil
 	if err != nil {

@@ -51,23 +51,12 @@ func (k *Keeper) Rotate(ctx context.Context, batch int) (*RotateReport, error) {
 	k.noteKeyringWritten()
 	rep := &RotateReport{NewKeyID: newID, RetiredKeyID: []string{}}
 	for {
-		n := 0
-		err := k.db.Write(ctx, func(tx *store.Tx) error {
-			stale, err := store.StaleCiphertextsTx(ctx, tx, newID, batch)
+		n, err := k.db.Reencrypt(ctx, newID, batch, func(st store.StaleCiphertext) ([]byte, string, error) {
+			ct, kid, err := v.Reencrypt(st.CT)
 			if err != nil {
-				return err
+				return nil, "", fmt.Errorf("secrets: re-encrypt %s.%s of row %s: %w", st.Column.Table, st.Column.CT, st.RowID, err)
 			}
-			for _, st := range stale {
-				ct, kid, err := v.Reencrypt(st.CT)
-				if err != nil {
-					return fmt.Errorf("secrets: re-encrypt %s.%s of row %s: %w", st.Column.Table, st.Column.CT, st.RowID, err)
-				}
-				if err := store.ReplaceCiphertextTx(ctx, tx, st, ct, kid); err != nil {
-					return err
-				}
-			}
-			n = len(stale)
-			return nil
+			return ct, kid, nil
 		})
 		if err != nil {
 			return rep, err

@@ -172,20 +172,9 @@ func (s *Server) handleChangePassword(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	if ok, retry := s.limits.loginEmail.Allow(store.NormalizeEmail(c.ID.Email)); !ok {
-		return &RateLimitError{RetryAfter: retry}
-	}
-	u, err := s.db.FindUserByID(c.Context(), c.ID.UserID)
+	u, err := s.checkOwnPassword(c, req.CurrentPassword, "auth.password_change_failed", "current_password", "Current password is incorrect")
 	if err != nil {
 		return err
-	}
-	ok, err := s.hasher.Verify(c.Context(), u.PasswordHash, req.CurrentPassword)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		c.Audit("auth.password_change_failed", "failure", "user", u.ID, nil)
-		return invalid("Current password is incorrect", "value_error", "body", "current_password")
 	}
 	hash, err := s.hasher.Hash(c.Context(), req.NewPassword)
 	if err != nil {
@@ -196,4 +185,26 @@ func (s *Server) handleChangePassword(c *Ctx) error {
 	}
 	c.Audit("auth.password_changed", "success", "user", u.ID, nil)
 	return c.NoContent()
+}
+
+// checkOwnPassword checks the signed-in person's password, rate-limited like
+// a login; a wrong one is audited as failAction and answered as a 422 on
+// field.
+func (s *Server) checkOwnPassword(c *Ctx, password, failAction, field, msg string) (*store.User, error) {
+	if ok, retry := s.limits.loginEmail.Allow(store.NormalizeEmail(c.ID.Email)); !ok {
+		return nil, &RateLimitError{RetryAfter: retry}
+	}
+	u, err := s.db.FindUserByID(c.Context(), c.ID.UserID)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.hasher.Verify(c.Context(), u.PasswordHash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		c.Audit(failAction, "failure", "user", u.ID, nil)
+		return nil, invalid(msg, "value_error", "body", field)
+	}
+	return u, nil
 }

@@ -35,20 +35,9 @@ func (s *Server) handleReauthenticate(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	if ok, retry := s.limits.loginEmail.Allow(store.NormalizeEmail(c.ID.Email)); !ok {
-		return &RateLimitError{RetryAfter: retry}
-	}
-	u, err := s.db.FindUserByID(c.Context(), c.ID.UserID)
+	u, err := s.checkOwnPassword(c, req.Password, "auth.reauth_failed", "password", "Password is incorrect")
 	if err != nil {
 		return err
-	}
-	ok, err := s.hasher.Verify(c.Context(), u.PasswordHash, req.Password)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		c.Audit("auth.reauth_failed", "failure", "user", u.ID, nil)
-		return invalid("Password is incorrect", "value_error", "body", "password")
 	}
 	if err := s.db.MarkReauthenticated(c.Context(), c.ID.UserID, c.ID.SessionID); err != nil {
 		return err

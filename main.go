@@ -176,7 +176,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if *printConfig {
 		signup := "open"
-		if n, err := store.PeekUserCount(ctx, cfg.Path("opsagent.db")); err == nil && n > 0 {
+		n, err := store.PeekUserCount(ctx, cfg.Path("opsagent.db"))
+		if err != nil {
+			// Said, not guessed: a wrong "open" here would mislead an operator.
+			fmt.Fprintf(stderr, "print-config: cannot count accounts in the database: %v\n", err)
+			signup = "unknown"
+		} else if n > 0 {
 			signup = "invite"
 		}
 		cfg.Print(stdout, fs, signup)

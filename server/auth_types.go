@@ -147,6 +147,12 @@ func (s *Server) userOut(ctx context.Context, u *store.User, role string) UserOu
 		url := "/api/users/" + u.ID + "/avatar?v=" + u.Avatar[len(u.Avatar)-min(8, len(u.Avatar)):]
 		out.AvatarURL = &url
 	}
-	out.MFAEnabled = len(s.enrolledMFAKinds(ctx, u.ID)) > 0
+	has, err := s.db.HasMFA(ctx, u.ID)
+	if err != nil {
+		// Shown as enabled: the flag must not hide a factor the account has.
+		loggerFrom(ctx).ErrorContext(ctx, "mfa lookup failed", "err", err)
+		has = true
+	}
+	out.MFAEnabled = has
 	return out
 }

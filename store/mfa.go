@@ -77,6 +77,17 @@ func (db *DB) FindMFAMethod(ctx context.Context, userID, id string) (*MFAMethod,
 	return m, err
 }
 
+// HasMFA says whether the user can sign in with a second factor (a backup-code
+// set counts only while one of its codes is unused). It runs on every /me, so
+// it is one EXISTS through the prepared-statement cache instead of MFAKinds'
+// multi-row read.
+func (db *DB) HasMFA(ctx context.Context, userID string) (bool, error) {
+	var has bool
+	err := db.readRow(ctx, `SELECT EXISTS (SELECT 1 FROM mfa_methods m WHERE m.user_id = ? AND (m.kind != 'backup_code'
+		OR EXISTS (SELECT 1 FROM mfa_backup_codes b WHERE b.method_id = m.id AND b.used_at IS NULL)))`, userID).Scan(&has)
+	return has, err
+}
+
 // MFAKinds returns the kinds a user can sign in with, in a fixed order; a
 // backup-code set counts only while one of its codes is unused.
 func (db *DB) MFAKinds(ctx context.Context, userID string) ([]string, error) {

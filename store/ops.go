@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"time"
 )
 
 // ProbeWrite proves the database accepts a write end to end: it takes the
@@ -51,7 +52,14 @@ func PeekUserCount(ctx context.Context, path string) (int, error) {
 		return 0, err
 	}
 	defer conn.Close()
+	// A running server may hold the database briefly (a checkpoint, a
+	// migration on its first start): try a few times before giving up.
 	var n int
-	err = conn.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
-	return n, err
+	for attempt := 0; ; attempt++ {
+		err = conn.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
+		if err == nil || attempt == 4 || ctx.Err() != nil {
+			return n, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -284,11 +285,23 @@ func TestConsoleAdminWalk(t *testing.T) {
 	// Account: TOTP from the QR code's key, then a security key in
 	// Chrome's virtual authenticator.
 	clickNav(t, ctx, "/account")
-	waitJS(t, ctx, "the account page", `!!document.querySelector('#totp-start')`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#totp-start`))); err != nil {
-		t.Fatal(err)
+	waitJS(t, ctx, "the account page", `!!document.querySelector('#totp-start') && !document.querySelector('.loading')`)
+	qrShown := `document.querySelector('#totp-setup img.qr')?.src.startsWith('data:image/png')`
+	// The page may still re-render once after its data arrives and swallow
+	// a click that came too early (seen twice in full-suite runs): click
+	// again only while no setup has started.
+	for attempt := 0; ; attempt++ {
+		if err := chromedp.Do(ctx, chromedp.Click(q(`#totp-start`))); err != nil {
+			t.Fatal(err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ok, _ := chromedp.Run(pctx, chromedp.Poll[bool](qrShown+` || !document.querySelector('#totp-start')`))
+		cancel()
+		if ok || attempt == 2 {
+			break
+		}
 	}
-	waitJS(t, ctx, "the QR code", `document.querySelector('#totp-setup img.qr')?.src.startsWith('data:image/png')`)
+	waitJS(t, ctx, "the QR code", qrShown)
 	secret, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#totp-secret').value`))
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#totp-verify input[name=code]`), totpCode(t, secret, time.Now())),

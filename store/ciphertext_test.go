@@ -10,6 +10,7 @@ import (
 // looks like a vault ciphertext (ciphertext, *_ct) is in the registry a key
 // rotation walks, and every registered column exists with its key-id column.
 func TestCipherColumnsCoverSchema(t *testing.T) {
+	sqliteOnly(t) // reads SQLite's catalogue; TestSchemasMatch proves PostgreSQL's has the same columns
 	db, _ := openTemp(t)
 	ctx := context.Background()
 	rows, err := db.r.QueryContext(ctx, `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p

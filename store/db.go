@@ -34,6 +34,12 @@ type DB struct {
 	// wstmts: statements of hot write paths prepared once on the writer
 	// connection (see writerStmts); a transaction binds them with StmtContext.
 	wstmts sync.Map // string -> *sql.Stmt
+
+	// PostgreSQL (engine.go): the pool that holds advisory locks, and the
+	// isolation of write transactions; nil on SQLite.
+	pg     bool
+	locks  *sql.DB
+	txOpts *sql.TxOptions
 }
 
 // Querier is what read helpers need; both *sql.DB and *sql.Tx satisfy it.
@@ -108,6 +114,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 func (db *DB) Close() error {
 	db.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	db.wstmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
+	if db.locks != nil {
+		db.locks.Close()
+	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 
@@ -191,7 +200,7 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	stx, err := db.w.BeginTx(ctx, nil)
+	stx, err := db.w.BeginTx(ctx, db.txOpts)
 	if err != nil {
 		return err
 	}
@@ -204,6 +213,9 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func isBusy(err error) bool {
+	if pgRetryable(err) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		c := se.Code() & 0xff
@@ -214,6 +226,9 @@ func isBusy(err error) bool {
 
 // isUnique reports a UNIQUE constraint violation.
 func isUnique(err error) bool {
+	if pgUnique(err) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY

@@ -9,10 +9,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/opsagent/opsagent/store/storetest"
 )
 
 func openTemp(t testing.TB) (*DB, string) {
 	t.Helper()
+	if storetest.Postgres() {
+		return openTempPG(t)
+	}
 	path := filepath.Join(t.TempDir(), "opsagent.db")
 	db, err := Open(context.Background(), path)
 	if err != nil {
@@ -23,6 +28,7 @@ func openTemp(t testing.TB) (*DB, string) {
 }
 
 func TestOpenSetsPragmasAndMigratesOnce(t *testing.T) {
+	sqliteOnly(t)
 	db, path := openTemp(t)
 	ctx := context.Background()
 	var mode string
@@ -72,7 +78,7 @@ func TestOpenRefusesNewerDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	_, err = Open(context.Background(), path)
+	_, err = reopen(context.Background(), path)
 	if err == nil || !strings.Contains(err.Error(), "newer than this binary") {
 		t.Fatalf("open of a newer database: got %v", err)
 	}

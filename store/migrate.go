@@ -4,9 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"sort"
-	"strings"
 )
 
 //go:embed migrations/*.sql
@@ -20,17 +18,20 @@ func (db *DB) migrate(ctx context.Context) error {
 		name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+	unlock, err := db.migrateLock(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer unlock()
+	files, err := db.migrationFiles()
 	if err != nil {
 		return err
 	}
 	var names []string
 	known := map[string]bool{}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".sql") {
-			names = append(names, e.Name())
-			known[e.Name()] = true
-		}
+	for n := range files {
+		names = append(names, n)
+		known[n] = true
 	}
 	sort.Strings(names)
 	applied := map[string]bool{}
@@ -56,10 +57,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		if applied[n] {
 			continue
 		}
-		body, err := migrationFS.ReadFile("migrations/" + n)
-		if err != nil {
-			return err
-		}
+		body := files[n]
 		err = db.Write(ctx, func(tx *Tx) error {
 			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 				return err

@@ -1,0 +1,202 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// The store's SQL is written once, in SQLite's dialect with ? placeholders.
+// On PostgreSQL a thin database/sql driver in front of pgx's rewrites each
+// statement once (cached by its text) into PostgreSQL's dialect: the few
+// constructs that differ are listed here, in one place, instead of engine
+// branches across the store's methods.
+
+// pgRewrites are the statement fragments whose PostgreSQL spelling differs.
+// Each is a regular expression over SQLite's spelling and its replacement.
+var pgRewrites = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	// SQLite's LIKE ignores ASCII case; PostgreSQL's ILIKE is the same question.
+	{regexp.MustCompile(`\bLIKE\b`), `ILIKE`},
+	// Case-insensitive ordering.
+	{regexp.MustCompile(`(\w+) COLLATE NOCASE`), `lower($1)`},
+	// JSON members read and set by path: the store only ever uses one-level paths.
+	{regexp.MustCompile(`json_extract\((\w+), '\$\.(\w+)'\)`), `($1::jsonb ->> '$2')`},
+	{regexp.MustCompile(`json_set\((\w+), '\$\.(\w+)', \?\)`), `(jsonb_set($1::jsonb, '{$2}', to_jsonb(CAST(? AS TEXT))))::text`},
+	// The physical row address, used to delete in bounded batches.
+	{regexp.MustCompile(`\browid\b`), `ctid`},
+}
+
+var insertOrIgnore = regexp.MustCompile(`(?i)^(\s*)INSERT OR IGNORE INTO`)
+
+// pgRewriteCache maps a statement's SQLite text to its PostgreSQL text.
+var pgRewriteCache sync.Map
+
+// pgSQL returns query in PostgreSQL's dialect.
+func pgSQL(query string) string {
+	if v, ok := pgRewriteCache.Load(query); ok {
+		return v.(string)
+	}
+	q := query
+	if insertOrIgnore.MatchString(q) {
+		q = insertOrIgnore.ReplaceAllString(q, "${1}INSERT INTO")
+		if i := strings.LastIndex(strings.ToUpper(q), " RETURNING "); i >= 0 {
+			q = q[:i] + " ON CONFLICT DO NOTHING" + q[i:]
+		} else {
+			q = strings.TrimRight(q, " \t\n;") + " ON CONFLICT DO NOTHING"
+		}
+	}
+	for _, r := range pgRewrites {
+		q = r.re.ReplaceAllString(q, r.with)
+	}
+	q = rebind(q)
+	pgRewriteCache.Store(query, q)
+	return q
+}
+
+// rebind numbers ? placeholders as $1, $2, ... outside string literals,
+// quoted identifiers and comments.
+func rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(q) {
+				if q[j] == c {
+					if j+1 < len(q) && q[j+1] == c { // doubled quote inside the literal
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			b.WriteString(q[i:min(j+1, len(q))])
+			i = j
+		case c == '-' && i+1 < len(q) && q[i+1] == '-':
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				j = len(q) - i
+			}
+			b.WriteString(q[i : i+j])
+			i += j - 1
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			j := strings.Index(q[i+2:], "*/")
+			end := len(q)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			b.WriteString(q[i:end])
+			i = end - 1
+		case c == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// pgConn is pgx's database/sql connection with statements rewritten and
+// arguments converted the way SQLite's driver would take them.
+type pgConn struct{ *stdlib.Conn }
+
+func (c pgConn) Prepare(query string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(context.Background(), pgSQL(query))
+}
+
+func (c pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, pgSQL(query))
+}
+
+func (c pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, pgSQL(query), args)
+}
+
+func (c pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, pgSQL(query), args)
+}
+
+// CheckNamedValue stores booleans as 0/1, as SQLite does: flags are BIGINT
+// columns on both engines, so one set of queries and scans serves both.
+func (c pgConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if b, ok := nv.Value.(bool); ok {
+		if b {
+			nv.Value = int64(1)
+		} else {
+			nv.Value = int64(0)
+		}
+	}
+	return nil
+}
+
+type pgConnector struct{ driver.Connector }
+
+func (pc pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := pc.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pgConn{c.(*stdlib.Conn)}, nil
+}
+
+// openPGPool opens one database/sql pool on the cluster; readOnly makes every
+// transaction of its sessions read-only, as the SQLite reader pool's query_only.
+func openPGPool(databaseURL string, readOnly bool, appName string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	if readOnly {
+		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = appName
+	}
+	return sql.OpenDB(pgxConnector(*cfg)), nil
+}
+
+func pgxConnector(cfg pgx.ConnConfig) driver.Connector {
+	return pgConnector{stdlib.GetConnector(cfg)}
+}
+
+// pgError returns err's PostgreSQL error code, or "".
+func pgError(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// pgRetryable: the transaction lost a serialization race or a deadlock
+// against another transaction (usually another node); running it again is
+// what SQLite's busy retry does.
+func pgRetryable(err error) bool {
+	c := pgError(err)
+	return c == "40001" || c == "40P01"
+}
+
+// pgUnique: unique_violation (primary keys included).
+func pgUnique(err error) bool { return pgError(err) == "23505" }

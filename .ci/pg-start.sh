@@ -9,6 +9,8 @@ set -euo pipefail
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$PGBIN/initdb" ] || { echo "pg-start: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
 PORT=${PGPORT_TEST:-55432}
+# The first free loopback port from there (a previous run's cluster may still hold one).
+while (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null; do PORT=$((PORT + 1)); done
 DIR=$(mktemp -d /tmp/opsagent-pg.XXXXXX)
 chmod 755 "$DIR"
 AS=()

@@ -52,7 +52,7 @@ func startEnv(t testing.TB, dir string, opts ...func(*server.Config)) *testEnv {
 		o(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := store.Open(ctx, dir+"/opsagent.db")
+	db, err := openEnvStore(ctx, t, dir)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -67,6 +67,7 @@ func startEnv(t testing.TB, dir string, opts ...func(*server.Config)) *testEnv {
 		t.Fatal(err)
 	}
 	env := &testEnv{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, DB: db, Dir: dir, Cfg: cfg, Logs: logs, now: time.Now().UTC()}
+	logErrorsOnFailure(t, logs)
 	// The clock is installed before anything runs: swapping it later races
 	// with the background writers. UseClock only switches it to manual.
 	srv.SetClock(env.clock)

@@ -168,8 +168,8 @@ func drain(ctx context.Context, batch func() (int, error)) (int, error) {
 // the writer is never held long.
 func (s *Server) vacuumFreed(ctx context.Context) error {
 	for i := 0; i < 100 && ctx.Err() == nil; i++ {
-		var free int
-		if err := s.db.Reader().QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil || free == 0 {
+		free, err := s.db.FreePages(ctx)
+		if err != nil || free == 0 {
 			return err
 		}
 		if err := s.db.IncrementalVacuum(ctx, 2000); err != nil {

@@ -35,6 +35,10 @@ var pgRewrites = []struct {
 	// JSON members read and set by path: the store only ever uses one-level paths.
 	{regexp.MustCompile(`json_extract\((\w+), '\$\.(\w+)'\)`), `($1::jsonb ->> '$2')`},
 	{regexp.MustCompile(`json_set\((\w+), '\$\.(\w+)', \?\)`), `(jsonb_set($1::jsonb, '{$2}', to_jsonb(CAST(? AS TEXT))))::text`},
+	// Flags are 0/1 integers on both engines; PostgreSQL's AND wants booleans.
+	{regexp.MustCompile(`SELECT (\w+\.enabled) AND (\w+\.enabled),`), `SELECT ($1 <> 0 AND $2 <> 0),`},
+	// A substring of a stored hash (tests prove a secret is not kept in clear).
+	{regexp.MustCompile(`instr\((\w+_hash), \?\)`), `position(convert_to(CAST(? AS TEXT), 'UTF8') in $1)`},
 	// The physical row address, used to delete in bounded batches.
 	{regexp.MustCompile(`\browid\b`), `ctid`},
 }
@@ -123,19 +127,35 @@ func rebind(q string) string {
 type pgConn struct{ *stdlib.Conn }
 
 func (c pgConn) Prepare(query string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(context.Background(), pgSQL(query))
+	return c.PrepareContext(context.Background(), query)
 }
 
 func (c pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, pgSQL(query))
+	q := pgSQL(query)
+	st, err := c.Conn.PrepareContext(ctx, q)
+	return st, withStatement(err, q)
 }
 
 func (c pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, pgSQL(query), args)
+	q := pgSQL(query)
+	res, err := c.Conn.ExecContext(ctx, q, args)
+	return res, withStatement(err, q)
 }
 
 func (c pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, pgSQL(query), args)
+	q := pgSQL(query)
+	rows, err := c.Conn.QueryContext(ctx, q, args)
+	return rows, withStatement(err, q)
+}
+
+// withStatement names the statement in a syntax or type error (class 42):
+// those are a dialect difference the rewrite missed, found from the log.
+// The statement text holds placeholders, never values.
+func withStatement(err error, q string) error {
+	if c := pgError(err); strings.HasPrefix(c, "42") {
+		return fmt.Errorf("%w (statement: %s)", err, strings.Join(strings.Fields(q), " "))
+	}
+	return err
 }
 
 // CheckNamedValue stores booleans as 0/1, as SQLite does: flags are BIGINT

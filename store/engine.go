@@ -178,3 +178,14 @@ func (db *DB) AdvisoryLock(ctx context.Context, name string) (func(), error) {
 		c.Close()
 	}, nil
 }
+
+// FreePages counts the SQLite file's free pages that an incremental vacuum
+// can return to the file system. PostgreSQL's autovacuum does that itself: 0.
+func (db *DB) FreePages(ctx context.Context) (int, error) {
+	if db.pg {
+		return 0, nil
+	}
+	var free int
+	err := db.r.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free)
+	return free, err
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs the store suite and the HTTP suite's core (identity, tenancy sweep, tasks, webhooks, approvals,
+# agent flows) on PostgreSQL (issue 20). Needs OPSAGENT_TEST_DATABASE_URL:
+#   export OPSAGENT_TEST_DATABASE_URL=$(.ci/pg-start.sh); .ci/test-postgres.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${OPSAGENT_TEST_DATABASE_URL:?start a cluster first: export OPSAGENT_TEST_DATABASE_URL=\$(.ci/pg-start.sh)}"
+export OPSAGENT_TEST_ENGINE=postgres
+go test -count=1 -timeout 10m ./store/...
+# The core: every test of these files, by name.
+shopt -s nullglob
+files=(server/auth_*_test.go server/tenancy_*_test.go server/isolation*_test.go server/tasks_test.go
+  server/webhooks_test.go server/webhook_rules_test.go server/webhooks_match_test.go
+  server/apikey_lifecycle_test.go server/agent_policy_e2e_test.go server/chat_test.go server/pg_*_test.go)
+names=$(cat "${files[@]}" | sed -n 's/^func \(Test[A-Za-z0-9_]*\).*/\1/p' | sort -u | paste -sd'|')
+go test -count=1 -timeout 30m -run "^($names)\$" ./server/

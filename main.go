@@ -197,7 +197,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	db, err := store.Open(ctx, cfg.Path("opsagent.db"))
+	db, err := store.OpenURL(ctx, cfg.Path("opsagent.db"), cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,16 @@ type TaskOptions struct {
 	BatchSize int
 	// Telemetry is told about each recorded fire (default: nothing).
 	Telemetry telemetry.Scheduler
+	// Leadership, when set, elects the one server of a cluster that records
+	// and dispatches (store.Leader); the others stand by and take over when
+	// it dies. Nil: this server always does.
+	Leadership Leadership
+}
+
+// Leadership elects one ticking server among several sharing a database.
+type Leadership interface {
+	Run(ctx context.Context)
+	IsLeader() bool
 }
 
 // Tasks is the task scheduler: it records every due fire of every enabled
@@ -113,8 +123,24 @@ func (e *Tasks) Recover(ctx context.Context) error {
 // Start recovers and then ticks every TickInterval (and on Wake) until ctx
 // ends or Stop is called.
 func (e *Tasks) Start(ctx context.Context) error {
-	if err := e.Recover(ctx); err != nil {
-		return err
+	leads := e.leads()
+	if leads {
+		if err := e.Recover(ctx); err != nil {
+			return err
+		}
+	}
+	if l := e.opt.Leadership; l != nil {
+		e.loopWG.Add(1)
+		go func() {
+			defer e.loopWG.Done()
+			lctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			go func() {
+				<-e.base.Done()
+				cancel()
+			}()
+			l.Run(lctx)
+		}()
 	}
 	e.loopWG.Add(1)
 	go func() {
@@ -130,6 +156,21 @@ func (e *Tasks) Start(ctx context.Context) error {
 			case <-t.C:
 			case <-e.wake:
 			}
+			if !e.leads() {
+				// A standby is healthy; it recovers when it takes over.
+				leads = false
+				e.lastTick.Store(time.Now().UnixNano())
+				continue
+			}
+			if !leads {
+				// Taking over: the runs the last leader left running are
+				// failed as interrupted (never re-run), its pending ones dispatched.
+				if err := e.Recover(ctx); err != nil {
+					e.log.Error("task scheduler takeover", "err", err)
+					continue
+				}
+				leads = true
+			}
 			if _, err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 				e.log.Error("task scheduler tick", "err", err)
 				continue
@@ -139,6 +180,8 @@ func (e *Tasks) Start(ctx context.Context) error {
 	}()
 	return nil
 }
+
+func (e *Tasks) leads() bool { return e.opt.Leadership == nil || e.opt.Leadership.IsLeader() }
 
 // Stop ends the loop, cancels running executions (they end failed with an
 // interruption reason) and waits for them.

@@ -58,6 +58,9 @@ type Config struct {
 	MetricsToken string
 	// ConnectorHeartbeat is how often connectors ping; silent for 2.5 times it, one is lost.
 	ConnectorHeartbeat time.Duration
+	// DatabaseURL, when set (postgres://...), keeps the state on PostgreSQL
+	// instead of DATA_DIR/opsagent.db, so several servers can share it.
+	DatabaseURL string
 }
 
 // DefaultWebhookMaxBody is the webhook delivery limit when none is set.
@@ -74,6 +77,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
 	str(&c.Addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	str(&c.DataDir, "data-dir", "./data", "directory holding everything the server keeps")
+	str(&c.DatabaseURL, "database-url", "", "postgres://user:pass@host/db: keep the state on PostgreSQL (several servers may share it) instead of DATA_DIR/opsagent.db")
 	str(&c.BaseURL, "base-url", "", "public URL, used in mail links, WebAuthn origin and cookie Secure flag")
 	str(&c.Signup, "signup", "", "who may register: open, invite or closed (default: open until the first user, then invite)")
 	str(&c.SMTPURL, "smtp-url", "", "smtp://user:pass@host:port or smtps://...; unset writes mail to DATA_DIR/outbox")

@@ -143,7 +143,8 @@ func (s *Server) newTaskScheduler(d Deps) *scheduler.Tasks {
 			exec = scheduler.Unconfigured{Err: errAgentNotInstalled}
 		}
 	}
-	return scheduler.NewTasks(s.db, scheduler.TaskOptions{Executor: exec, Now: func() time.Time { return s.Now() }, Logger: s.log.With("component", "tasks"), Telemetry: s.metrics})
+	return scheduler.NewTasks(s.db, scheduler.TaskOptions{Executor: exec, Now: func() time.Time { return s.Now() }, Logger: s.log.With("component", "tasks"), Telemetry: s.metrics,
+		Leadership: s.db.NewLeader("scheduler", s.log.With("component", "tasks"))})
 }
 
 // TaskScheduler exposes the task scheduler (tests drive ticks with it).

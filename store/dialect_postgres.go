@@ -1,9 +1,7 @@
 package store
 
 import (
-	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,13 +9,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // The store's SQL is written once, in SQLite's dialect with ? placeholders.
-// On PostgreSQL a thin database/sql driver in front of pgx's rewrites each
+// On PostgreSQL the database/sql driver (pgdriver.go) rewrites each
 // statement once (cached by its text) into PostgreSQL's dialect: the few
 // constructs that differ are listed here, in one place, instead of engine
 // branches across the store's methods.
@@ -122,30 +118,21 @@ func rebind(q string) string {
 	return b.String()
 }
 
-// pgConn is pgx's database/sql connection with statements rewritten and
-// arguments converted the way SQLite's driver would take them.
-type pgConn struct{ *stdlib.Conn }
-
-func (c pgConn) Prepare(query string) (driver.Stmt, error) {
-	return c.PrepareContext(context.Background(), query)
-}
-
-func (c pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	q := pgSQL(query)
-	st, err := c.Conn.PrepareContext(ctx, q)
-	return st, withStatement(err, q)
-}
-
-func (c pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	q := pgSQL(query)
-	res, err := c.Conn.ExecContext(ctx, q, args)
-	return res, withStatement(err, q)
-}
-
-func (c pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q := pgSQL(query)
-	rows, err := c.Conn.QueryContext(ctx, q, args)
-	return rows, withStatement(err, q)
+// openPGPool opens one database/sql pool on the cluster (pgdriver.go);
+// readOnly makes every transaction of its sessions read-only, as the SQLite
+// reader pool's query_only.
+func openPGPool(databaseURL string, readOnly bool, appName string) (*sql.DB, error) {
+	cfg, err := pgconn.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	if readOnly {
+		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = appName
+	}
+	return sql.OpenDB(pgDriverConnector{cfg: cfg}), nil
 }
 
 // withStatement names the statement in a syntax or type error (class 42):
@@ -156,49 +143,6 @@ func withStatement(err error, q string) error {
 		return fmt.Errorf("%w (statement: %s)", err, strings.Join(strings.Fields(q), " "))
 	}
 	return err
-}
-
-// CheckNamedValue stores booleans as 0/1, as SQLite does: flags are BIGINT
-// columns on both engines, so one set of queries and scans serves both.
-func (c pgConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if b, ok := nv.Value.(bool); ok {
-		if b {
-			nv.Value = int64(1)
-		} else {
-			nv.Value = int64(0)
-		}
-	}
-	return nil
-}
-
-type pgConnector struct{ driver.Connector }
-
-func (pc pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	c, err := pc.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return pgConn{c.(*stdlib.Conn)}, nil
-}
-
-// openPGPool opens one database/sql pool on the cluster; readOnly makes every
-// transaction of its sessions read-only, as the SQLite reader pool's query_only.
-func openPGPool(databaseURL string, readOnly bool, appName string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
-	}
-	if readOnly {
-		cfg.RuntimeParams["default_transaction_read_only"] = "on"
-	}
-	if cfg.RuntimeParams["application_name"] == "" {
-		cfg.RuntimeParams["application_name"] = appName
-	}
-	return sql.OpenDB(pgxConnector(*cfg)), nil
-}
-
-func pgxConnector(cfg pgx.ConnConfig) driver.Connector {
-	return pgConnector{stdlib.GetConnector(cfg)}
 }
 
 // pgError returns err's PostgreSQL error code, or "".

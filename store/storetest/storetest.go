@@ -6,14 +6,13 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx" for the admin connection
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // EnvURL names the cluster the tests may create databases on.
@@ -47,24 +46,24 @@ func DatabaseURL(t testing.TB) string {
 	name := "t_" + hex.EncodeToString(b)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	db, err := sql.Open("pgx", admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+	if err := adminExec(ctx, admin, `CREATE DATABASE `+name); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
 	t.Cleanup(func() {
-		db, err := sql.Open("pgx", admin)
-		if err != nil {
-			return
-		}
-		defer db.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _ = db.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+		_ = adminExec(ctx, admin, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
 	})
 	u.Path = "/" + name
 	return u.String()
+}
+
+func adminExec(ctx context.Context, admin, sql string) error {
+	c, err := pgconn.Connect(ctx, admin)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	_, err = c.Exec(ctx, sql).ReadAll()
+	return err
 }

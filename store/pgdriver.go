@@ -1,0 +1,405 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// A database/sql driver on pgx's wire-protocol layer (pgconn) alone. pgx's
+// own stdlib driver builds pgx's whole type system (every PostgreSQL type,
+// generic codecs for each): 4.4 MB of the stripped binary, over twice this
+// engine's share of the size budget. The store needs little of it: its
+// columns are text, bigint, double precision and bytea, so parameters go as
+// text (bytea as binary) and results come back as text, converted here to
+// the values database/sql scans from.
+
+// OIDs of the types whose text form is converted; everything else is a string.
+const (
+	oidBool    = 16
+	oidBytea   = 17
+	oidInt8    = 20
+	oidInt2    = 21
+	oidInt4    = 23
+	oidFloat4  = 700
+	oidFloat8  = 701
+	oidNumeric = 1700
+)
+
+// pgStmtCacheMax bounds a connection's prepared statements; the store's
+// statements are constant texts, so the bound is only a guard.
+const pgStmtCacheMax = 4096
+
+type pgDriverConnector struct{ cfg *pgconn.Config }
+
+func (pc pgDriverConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := pgconn.ConnectConfig(ctx, pc.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &pgDriverConn{c: c, stmts: map[string]*pgconn.StatementDescription{}}, nil
+}
+
+func (pc pgDriverConnector) Driver() driver.Driver { return pgDriver{} }
+
+type pgDriver struct{}
+
+func (pgDriver) Open(string) (driver.Conn, error) {
+	return nil, errors.New("postgres: open through store.OpenPostgres")
+}
+
+// pgDriverConn is one server session. database/sql never uses it from two
+// goroutines at once.
+type pgDriverConn struct {
+	c     *pgconn.PgConn
+	stmts map[string]*pgconn.StatementDescription // by PostgreSQL text
+	n     int
+}
+
+// prepared returns the statement for q (in PostgreSQL's dialect), preparing
+// it on this session the first time.
+func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.StatementDescription, error) {
+	if sd, ok := dc.stmts[q]; ok {
+		return sd, nil
+	}
+	if len(dc.stmts) >= pgStmtCacheMax {
+		for k, sd := range dc.stmts {
+			_ = dc.c.Deallocate(ctx, sd.Name)
+			delete(dc.stmts, k)
+		}
+	}
+	dc.n++
+	sd, err := dc.c.Prepare(ctx, "oa"+strconv.Itoa(dc.n), q, nil)
+	if err != nil {
+		return nil, dc.fail(err, q)
+	}
+	dc.stmts[q] = sd
+	return sd, nil
+}
+
+// fail maps an error: a broken connection that sent nothing is ErrBadConn
+// (database/sql retries on another), a syntax or type error names its
+// statement (a dialect difference the rewrite missed).
+func (dc *pgDriverConn) fail(err error, q string) error {
+	if err == nil {
+		return nil
+	}
+	if pgconn.SafeToRetry(err) {
+		return driver.ErrBadConn
+	}
+	return withStatement(err, q)
+}
+
+func (dc *pgDriverConn) Prepare(query string) (driver.Stmt, error) {
+	return dc.PrepareContext(context.Background(), query)
+}
+
+func (dc *pgDriverConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if dc.c.IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	sd, err := dc.prepared(ctx, pgSQL(query))
+	if err != nil {
+		return nil, err
+	}
+	return &pgStmt{dc: dc, sd: sd}, nil
+}
+
+func (dc *pgDriverConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if dc.c.IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	q := pgSQL(query)
+	if len(args) == 0 && !strings.Contains(q, "$1") {
+		// The simple protocol: a migration is several statements.
+		res, err := dc.c.Exec(ctx, q).ReadAll()
+		if err != nil {
+			return nil, dc.fail(err, q)
+		}
+		var n int64
+		for _, r := range res {
+			if r.Err != nil {
+				return nil, dc.fail(r.Err, q)
+			}
+			n += r.CommandTag.RowsAffected()
+		}
+		return driver.RowsAffected(n), nil
+	}
+	sd, err := dc.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return dc.exec(ctx, sd, args)
+}
+
+func (dc *pgDriverConn) exec(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Result, error) {
+	vals, formats, err := pgParams(sd, args)
+	if err != nil {
+		return nil, err
+	}
+	tag, err := dc.c.ExecStatement(ctx, sd, vals, formats, nil).Close()
+	if err != nil {
+		return nil, dc.fail(err, sd.SQL)
+	}
+	return driver.RowsAffected(tag.RowsAffected()), nil
+}
+
+func (dc *pgDriverConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if dc.c.IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	sd, err := dc.prepared(ctx, pgSQL(query))
+	if err != nil {
+		return nil, err
+	}
+	return dc.query(ctx, sd, args)
+}
+
+func (dc *pgDriverConn) query(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Rows, error) {
+	vals, formats, err := pgParams(sd, args)
+	if err != nil {
+		return nil, err
+	}
+	rr := dc.c.ExecStatement(ctx, sd, vals, formats, nil)
+	// The first row is read now, so an error of the statement is the
+	// query's error rather than a rows.Err a caller might not look at.
+	more := rr.NextRow()
+	if !more {
+		if _, err := rr.Close(); err != nil {
+			return nil, dc.fail(err, sd.SQL)
+		}
+	}
+	return &pgRows{rr: rr, sd: sd, preloaded: more, done: !more}, nil
+}
+
+// pgParams encodes database/sql's values (already converted to int64,
+// float64, bool, []byte, string, time.Time or nil) in text, and bytes in
+// binary, which is the raw bytes for bytea and text alike.
+func pgParams(sd *pgconn.StatementDescription, args []driver.NamedValue) ([][]byte, []int16, error) {
+	if len(args) != len(sd.ParamOIDs) {
+		return nil, nil, fmt.Errorf("postgres: %d arguments for %d parameters", len(args), len(sd.ParamOIDs))
+	}
+	vals := make([][]byte, len(args))
+	formats := make([]int16, len(args))
+	for i, a := range args {
+		switch v := a.Value.(type) {
+		case nil:
+		case int64:
+			vals[i] = strconv.AppendInt(nil, v, 10)
+		case float64:
+			vals[i] = strconv.AppendFloat(nil, v, 'g', -1, 64)
+		case bool:
+			// Flags are 0/1 integers, as on SQLite.
+			if v {
+				vals[i] = []byte("1")
+			} else {
+				vals[i] = []byte("0")
+			}
+		case string:
+			vals[i] = []byte(v)
+			if sd.ParamOIDs[i] == oidBytea {
+				formats[i] = 1
+			}
+		case []byte:
+			if v == nil {
+				continue
+			}
+			vals[i] = v
+			formats[i] = 1
+			if sd.ParamOIDs[i] != oidBytea && sd.ParamOIDs[i] != 25 && sd.ParamOIDs[i] != 1043 {
+				formats[i] = 0 // as its text, e.g. a number kept in bytes
+			}
+		case time.Time:
+			vals[i] = []byte(v.UTC().Format(time.RFC3339Nano))
+		default:
+			return nil, nil, fmt.Errorf("postgres: unsupported argument type %T", a.Value)
+		}
+	}
+	return vals, formats, nil
+}
+
+type pgRows struct {
+	rr        *pgconn.ResultReader
+	sd        *pgconn.StatementDescription
+	preloaded bool
+	done      bool
+	cols      []string
+}
+
+func (r *pgRows) Columns() []string {
+	if r.cols == nil {
+		r.cols = make([]string, len(r.sd.Fields))
+		for i, f := range r.sd.Fields {
+			r.cols[i] = f.Name
+		}
+	}
+	return r.cols
+}
+
+func (r *pgRows) Close() error {
+	if r.done {
+		return nil
+	}
+	r.done = true
+	_, err := r.rr.Close()
+	return err
+}
+
+func (r *pgRows) Next(dest []driver.Value) error {
+	if r.done {
+		return io.EOF
+	}
+	if r.preloaded {
+		r.preloaded = false
+	} else if !r.rr.NextRow() {
+		r.done = true
+		if _, err := r.rr.Close(); err != nil {
+			return withStatement(err, r.sd.SQL)
+		}
+		return io.EOF
+	}
+	for i, raw := range r.rr.Values() {
+		v, err := pgValue(r.sd.Fields[i].DataTypeOID, raw)
+		if err != nil {
+			return fmt.Errorf("postgres: column %s: %w", r.sd.Fields[i].Name, err)
+		}
+		dest[i] = v
+	}
+	return nil
+}
+
+// pgValue converts a result's text form (copied: raw is reused for the next row).
+func pgValue(oid uint32, raw []byte) (driver.Value, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	switch oid {
+	case oidInt8, oidInt4, oidInt2:
+		return strconv.ParseInt(string(raw), 10, 64)
+	case oidFloat8, oidFloat4:
+		return strconv.ParseFloat(string(raw), 64)
+	case oidBool:
+		return len(raw) == 1 && raw[0] == 't', nil
+	case oidBytea:
+		if len(raw) >= 2 && raw[0] == '\\' && raw[1] == 'x' {
+			out := make([]byte, hex.DecodedLen(len(raw)-2))
+			_, err := hex.Decode(out, raw[2:])
+			return out, err
+		}
+		return nil, errors.New("bytea not in hex form")
+	case oidNumeric:
+		// SUM over bigint is numeric; a whole one scans as an integer.
+		return strings.TrimSuffix(string(raw), ".0"), nil
+	}
+	return string(raw), nil
+}
+
+type pgStmt struct {
+	dc *pgDriverConn
+	sd *pgconn.StatementDescription
+}
+
+// Close keeps the statement: the session's cache owns it.
+func (s *pgStmt) Close() error  { return nil }
+func (s *pgStmt) NumInput() int { return len(s.sd.ParamOIDs) }
+
+func (s *pgStmt) Exec([]driver.Value) (driver.Result, error) {
+	return nil, errors.New("postgres: Exec without context")
+}
+
+func (s *pgStmt) Query([]driver.Value) (driver.Rows, error) {
+	return nil, errors.New("postgres: Query without context")
+}
+
+func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.dc.exec(ctx, s.sd, args)
+}
+
+func (s *pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.dc.query(ctx, s.sd, args)
+}
+
+func (dc *pgDriverConn) Begin() (driver.Tx, error) {
+	return dc.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (dc *pgDriverConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if dc.c.IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	q := "BEGIN"
+	switch opts.Isolation {
+	case driver.IsolationLevel(0):
+	case driver.IsolationLevel(6): // sql.LevelSerializable
+		q += " ISOLATION LEVEL SERIALIZABLE"
+	case driver.IsolationLevel(4): // sql.LevelRepeatableRead
+		q += " ISOLATION LEVEL REPEATABLE READ"
+	case driver.IsolationLevel(2): // sql.LevelReadCommitted
+		q += " ISOLATION LEVEL READ COMMITTED"
+	default:
+		return nil, fmt.Errorf("postgres: isolation level %d", opts.Isolation)
+	}
+	if opts.ReadOnly {
+		q += " READ ONLY"
+	}
+	if _, err := dc.c.Exec(ctx, q).ReadAll(); err != nil {
+		return nil, dc.fail(err, q)
+	}
+	return pgTx{dc: dc}, nil
+}
+
+type pgTx struct{ dc *pgDriverConn }
+
+func (t pgTx) Commit() error {
+	res, err := t.dc.c.Exec(context.Background(), "COMMIT").ReadAll()
+	if err != nil {
+		return err
+	}
+	// A transaction that failed earlier answers COMMIT with ROLLBACK.
+	if len(res) == 1 && res[0].CommandTag.String() == "ROLLBACK" {
+		return errors.New("postgres: transaction rolled back at commit")
+	}
+	return nil
+}
+
+func (t pgTx) Rollback() error {
+	if t.dc.c.IsClosed() {
+		return nil
+	}
+	_, err := t.dc.c.Exec(context.Background(), "ROLLBACK").ReadAll()
+	return err
+}
+
+func (dc *pgDriverConn) Ping(ctx context.Context) error {
+	if dc.c.IsClosed() {
+		return driver.ErrBadConn
+	}
+	if err := dc.c.Ping(ctx); err != nil {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
+// ResetSession drops a session left inside a transaction.
+func (dc *pgDriverConn) ResetSession(context.Context) error {
+	if dc.c.IsClosed() || dc.c.TxStatus() != 'I' {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
+func (dc *pgDriverConn) IsValid() bool { return !dc.c.IsClosed() }
+
+func (dc *pgDriverConn) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return dc.c.Close(ctx)
+}

@@ -48,6 +48,11 @@ func AuditHash(e *AuditRecord) string {
 // AppendAudit appends events in one transaction, chaining each to the last
 // event of its org. Events keep their CreatedAt (the time of the request).
 func (db *DB) AppendAudit(ctx context.Context, events []*AuditRecord) error {
+	unlock, err := db.lockAuditChains(ctx, events)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return db.Write(ctx, func(tx *Tx) error {
 		type head struct {
 			seq  int64

@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 )
@@ -188,4 +190,51 @@ func (db *DB) FreePages(ctx context.Context) (int, error) {
 	var free int
 	err := db.r.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free)
 	return free, err
+}
+
+// lockAuditChains makes this server the only writer of the audit chains of
+// the events' organizations until unlock. SQLite's one writer connection
+// already is; servers of a PostgreSQL cluster take turns per organization
+// (session advisory locks, in a fixed order so two batches cannot wait on
+// each other). The locks are taken before the transaction starts, so its
+// snapshot already holds the previous writer's events and the append never
+// loses a serialization race.
+func (db *DB) lockAuditChains(ctx context.Context, events []*AuditRecord) (func(), error) {
+	if !db.pg {
+		return func() {}, nil
+	}
+	var orgs []string
+	seen := map[string]bool{}
+	for _, e := range events {
+		if !seen[e.OrgID] {
+			seen[e.OrgID] = true
+			orgs = append(orgs, e.OrgID)
+		}
+	}
+	sort.Strings(orgs)
+	c, err := db.locks.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]int64, 0, len(orgs))
+	release := func() {
+		bg := context.WithoutCancel(ctx)
+		for _, k := range keys {
+			if _, err := c.ExecContext(bg, `SELECT pg_advisory_unlock(?)`, k); err != nil {
+				// Never pool a session that may still hold a lock.
+				_ = c.Raw(func(any) error { return driver.ErrBadConn })
+				break
+			}
+		}
+		c.Close()
+	}
+	for _, o := range orgs {
+		k := lockKey("opsagent:audit:" + o)
+		if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, k); err != nil {
+			release()
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return release, nil
 }

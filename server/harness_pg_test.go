@@ -18,10 +18,10 @@ var envDatabases sync.Map // dir -> url
 // with OPSAGENT_TEST_ENGINE=postgres, a database of the test's own on the
 // cluster (make the core suite run there: .ci/run's PostgreSQL pass).
 func openEnvStore(ctx context.Context, t testing.TB, dir string) (*store.DB, error) {
-	if !storetest.Postgres() {
+	u, ok := envDatabases.Load(dir) // a cluster's node (newCluster), or a restart
+	if !ok && !storetest.Postgres() {
 		return store.Open(ctx, dir+"/opsagent.db")
 	}
-	u, ok := envDatabases.Load(dir)
 	if !ok {
 		u = storetest.DatabaseURL(t)
 		envDatabases.Store(dir, u)
@@ -29,13 +29,10 @@ func openEnvStore(ctx context.Context, t testing.TB, dir string) (*store.DB, err
 	return store.OpenPostgres(ctx, u.(string))
 }
 
-// logErrorsOnFailure prints the server's error lines when a test on
-// PostgreSQL fails: an engine difference shows up as a 500 whose cause is
-// only in the log.
+// logErrorsOnFailure prints the server's error and warning lines when a
+// test fails: on PostgreSQL an engine difference shows up as a 500 whose
+// cause is only in the log.
 func logErrorsOnFailure(t testing.TB, logs interface{ String() string }) {
-	if !storetest.Postgres() {
-		return
-	}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return

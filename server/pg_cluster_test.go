@@ -1,0 +1,148 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/opsagent/opsagent/store/storetest"
+)
+
+// newCluster starts n servers on one PostgreSQL database (issue 20): each
+// has its own data directory and the first one's vault identity, as every
+// node of a deployment is given the same identity. Requests may go to any.
+func newCluster(t *testing.T, n int) []*testEnv {
+	t.Helper()
+	u := storetest.DatabaseURL(t)
+	var nodes []*testEnv
+	for i := 0; i < n; i++ {
+		dir := t.TempDir()
+		if i > 0 {
+			copyDir(t, filepath.Join(nodes[0].Dir, "vault"), filepath.Join(dir, "vault"))
+		}
+		envDatabases.Store(dir, u)
+		nodes = append(nodes, startEnv(t, dir))
+	}
+	return nodes
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An idempotency key and the dedupe window hold across nodes: copies of one
+// delivery sent to three servers at once are one event and one run.
+func TestClusterWebhookIdempotency(t *testing.T) {
+	nodes := newCluster(t, 3)
+	owner := nodes[0].register("owner@example.com")
+	f := newHook(t, nodes[0], owner, map[string]any{"provider": "generic", "scheme": "bearer", "rate_limit_per_minute": 10000, "dedupe_window_seconds": 60})
+	var wg sync.WaitGroup
+	ids := make([]string, 30)
+	dupIDs := make([]string, 30)
+	start := make(chan struct{})
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			node := nodes[i%3]
+			h := bearer(f.secret)
+			h.Set("X-Idempotency-Key", "delivery-42")
+			r := postDelivery(t, node.URL+"/api/webhooks/"+f.task, []byte(fmt.Sprintf(`{"title":"disk full","n":%d}`, i)), h)
+			if r.Status != 202 {
+				t.Errorf("copy %d on node %d: %d %s", i, i%3, r.Status, r.Body)
+				return
+			}
+			ids[i] = r.JSON()["event_id"].(string)
+			// The same body without a key: the dedupe window decides.
+			r = postDelivery(t, node.URL+"/api/webhooks/"+f.task, []byte(`{"title":"same body"}`), bearer(f.secret))
+			if r.Status != 202 {
+				t.Errorf("body copy %d: %d %s", i, r.Status, r.Body)
+				return
+			}
+			dupIDs[i] = r.JSON()["event_id"].(string)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range ids {
+		if ids[i] != ids[0] || dupIDs[i] != dupIDs[0] {
+			t.Fatalf("copies answered different events: %s/%s vs %s/%s", ids[i], dupIDs[i], ids[0], dupIDs[0])
+		}
+	}
+	f.dispatch(t)
+	if evs := f.events(t, ""); len(evs) != 2 {
+		t.Fatalf("want 2 events, got %d", len(evs))
+	}
+	runs, err := nodes[1].DB.FindTaskRuns(t.Context(), orgOf(t, owner), f.task, 200)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs: %d %v", len(runs), err)
+	}
+}
+
+// A cron task fires exactly once per slot however many servers tick, and
+// when the scheduling server stops another takes over within 10 s.
+func TestClusterCronOnceAndFailover(t *testing.T) {
+	nodes := newCluster(t, 3)
+	for _, n := range nodes {
+		n.UseClock()
+	}
+	advance := func(d time.Duration, ns []*testEnv) {
+		for _, n := range ns {
+			n.Advance(d)
+		}
+	}
+	c := nodes[0].register("cron@example.com")
+	withProject(t, nodes[0], c)
+	task := createTask(t, c, map[string]any{"name": "every minute", "prompt": "p", "schedule": "* * * * *"})["id"].(string)
+	org := orgOf(t, c)
+	count := func() int {
+		runs, err := nodes[2].DB.FindTaskRuns(context.Background(), org, task, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(runs)
+	}
+	const slots = 8
+	for i := 1; i <= slots; i++ {
+		advance(time.Minute, nodes)
+		// Every node ticks at once, besides the leader's own loop.
+		var wg sync.WaitGroup
+		for _, n := range nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := n.Srv.TaskScheduler().Tick(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if got := count(); got != i {
+			t.Fatalf("slot %d: %d runs", i, got)
+		}
+	}
+	// The first node led (it started first); it stops, the others tick on their own.
+	nodes[0].close()
+	rest := nodes[1:]
+	advance(time.Minute, rest)
+	start := time.Now()
+	for count() != slots+1 {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("no server took over the scheduling within 10 s (%d runs)", count())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("takeover and fire after %v", time.Since(start))
+	time.Sleep(2 * time.Second)
+	if got := count(); got != slots+1 {
+		t.Fatalf("%d runs after the takeover, want %d", got, slots+1)
+	}
+}

@@ -16,6 +16,9 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	if err := s.registerWebhookJobs(r); err != nil {
 		return err
 	}
+	if err := s.registerClusterJobs(r); err != nil {
+		return err
+	}
 	if err := r.Add("retention", "@every 1h", func(ctx context.Context) error {
 		_, err := s.RunRetention(ctx)
 		return err

@@ -9,23 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 	"github.com/opsagent/opsagent/store/storetest"
 )
 
 // newCluster starts n servers on one PostgreSQL database (issue 20): each
-// has its own data directory and the first one's vault identity, as every
-// node of a deployment is given the same identity. Requests may go to any.
-func newCluster(t *testing.T, n int) []*testEnv {
+// has its own data directory with the first one's vault identity and token
+// signing key, as every node of a deployment is given. Requests may go to any.
+func newCluster(t *testing.T, n int, opts ...func(*server.Config)) []*testEnv {
 	t.Helper()
 	u := storetest.DatabaseURL(t)
 	var nodes []*testEnv
 	for i := 0; i < n; i++ {
 		dir := t.TempDir()
 		if i > 0 {
+			// What every node of a deployment is given: the vault identity
+			// and the token signing key (README, "Several servers").
 			copyDir(t, filepath.Join(nodes[0].Dir, "vault"), filepath.Join(dir, "vault"))
+			copyDir(t, filepath.Join(nodes[0].Dir, "keys"), filepath.Join(dir, "keys"))
 		}
 		envDatabases.Store(dir, u)
-		nodes = append(nodes, startEnv(t, dir))
+		nodes = append(nodes, startEnv(t, dir, opts...))
 	}
 	return nodes
 }
@@ -144,5 +149,41 @@ func TestClusterCronOnceAndFailover(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if got := count(); got != slots+1 {
 		t.Fatalf("%d runs after the takeover, want %d", got, slots+1)
+	}
+}
+
+// A chat turn running on one server is watched live from another, and
+// Last-Event-ID replay works from a third.
+func TestClusterChatWatchedFromAnotherNode(t *testing.T) {
+	fake := llmfake.New(t, llmfake.Text("Clean /var/log on web-1, then check again.").After(1500*time.Millisecond))
+	nodes := newCluster(t, 3, withLLM(fake))
+	c := nodes[0].register("chat@example.com")
+	withProject(t, nodes[0], c)
+	res, first := c.stream("POST", "/api/chat", map[string]any{"message": "Disk is full on web-1"}, 0,
+		func(e sseEvent) bool { return e.Type == "session" })
+	sid := res.Header.Get("X-Session-ID")
+	if sid == "" || len(first) != 1 {
+		t.Fatalf("chat: %d %v", res.StatusCode, types(first))
+	}
+	c2 := *c
+	c2.env = nodes[1]
+	start := time.Now()
+	vres, evs := c2.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, nil)
+	if len(evs) < 3 || evs[len(evs)-1].Type != "done" || lastOf(t, evs, "message").Data["content"] != "Clean /var/log on web-1, then check again." {
+		t.Fatalf("the viewer on node 2 saw %v (%d)", types(evs), vres.StatusCode)
+	}
+	if time.Since(start) < 500*time.Millisecond {
+		t.Fatalf("the stream ended after %v: it replayed a finished turn instead of following it live", time.Since(start))
+	}
+	for i, e := range evs {
+		if e.ID != int64(i+1) {
+			t.Fatalf("event %d has id %d", i, e.ID)
+		}
+	}
+	c3 := *c
+	c3.env = nodes[2]
+	_, replay := c3.stream("GET", "/api/sessions/"+sid+"/events", nil, 2, nil)
+	if len(replay) != len(evs)-2 || replay[0].ID != 3 {
+		t.Fatalf("replay after 2 on node 3: %v", types(replay))
 	}
 }

@@ -40,6 +40,7 @@ type DB struct {
 	pg     bool
 	locks  *sql.DB
 	txOpts *sql.TxOptions
+	runs   runLocks // the locks of the agent runs this server holds (cluster_runs.go)
 }
 
 // Querier is what read helpers need; both *sql.DB and *sql.Tx satisfy it.
@@ -115,6 +116,7 @@ func (db *DB) Close() error {
 	db.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	db.wstmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	if db.locks != nil {
+		db.closeRuns()
 		db.locks.Close()
 	}
 	return errors.Join(db.r.Close(), db.w.Close())

@@ -238,3 +238,7 @@ func (db *DB) lockAuditChains(ctx context.Context, events []*AuditRecord) (func(
 	}
 	return release, nil
 }
+
+// Shared reports whether other servers may use the same database (a
+// PostgreSQL cluster): then a session's live turn may run on another server.
+func (db *DB) Shared() bool { return db.pg }

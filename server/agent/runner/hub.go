@@ -141,6 +141,9 @@ func (s *Subscription) Next(ctx context.Context) ([]Event, <-chan struct{}, erro
 			return out, nil, nil
 		}
 	}
+	if s.hub == nil && s.db.Shared() {
+		return s.nextRemote(ctx)
+	}
 	if s.hub == nil {
 		return nil, nil, io.EOF
 	}

@@ -80,6 +80,10 @@ type liveRun struct {
 
 	mu          sync.Mutex
 	cancelledBy string // set by Cancel before cancel()
+
+	// release gives up the cluster-wide mark that this server runs the
+	// session (store.HoldRun), once its last event is saved.
+	release func()
 }
 
 // New builds a runner over d.
@@ -100,7 +104,7 @@ func New(d Deps) *Runner {
 // Recover fails chats a stopped process left running (task runs are the
 // task scheduler's to recover; waits for approval survive a restart).
 func (r *Runner) Recover(ctx context.Context) {
-	n, err := r.d.DB.FailInterruptedChats(ctx, "interrupted: the server stopped while this session was running")
+	n, err := r.d.DB.FailOrphanedChats(ctx, "interrupted: the server stopped while this session was running")
 	if err != nil {
 		r.log.Error("agent: recovering interrupted sessions", "err", err)
 	} else if n > 0 {
@@ -156,6 +160,7 @@ func (r *Runner) register(sessionID string, lr *liveRun) bool {
 		return false
 	}
 	r.live[sessionID] = lr
+	lr.release = r.d.DB.HoldRun(context.Background(), sessionID)
 	return true
 }
 
@@ -164,6 +169,9 @@ func (r *Runner) unregister(sessionID string, lr *liveRun) {
 	defer r.mu.Unlock()
 	if r.live[sessionID] == lr {
 		delete(r.live, sessionID)
+	}
+	if lr.release != nil {
+		lr.release()
 	}
 }
 

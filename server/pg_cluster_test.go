@@ -187,3 +187,35 @@ func TestClusterChatWatchedFromAnotherNode(t *testing.T) {
 		t.Fatalf("replay after 2 on node 3: %v", types(replay))
 	}
 }
+
+// A task run waiting for approval on the scheduling server resumes once when
+// the approval is decided on another server.
+func TestClusterApprovalOnAnotherNodeResumesOnce(t *testing.T) {
+	args := `{"command":"` + echoHello + `"}`
+	fake := llmfake.New(t, llmfake.ToolCall("run_command", args).WithUsage(100, 10), llmfake.Text("Said hello.").WithUsage(100, 10))
+	nodes := newCluster(t, 3, withLLM(fake), allowLocal)
+	c := nodes[0].register("oncall@example.com")
+	withProject(t, nodes[0], c)
+	e := &e2e{env: nodes[0], fake: fake, c: c, work: filepath.Join(nodes[0].Dir, "work", c.Project)}
+	tid := createTask(t, c, map[string]any{"name": "hello", "prompt": "say hello on the server"})["id"].(string)
+	c2 := *c
+	c2.env = nodes[1]
+	sid := c2.must(202, "POST", "/api/tasks/"+tid+"/trigger", nil).JSON()["session_id"].(string)
+	waitSession(t, &c2, sid, func(d map[string]any) bool { return d["waiting_approval"] == true })
+	c3 := *c
+	c3.env = nodes[2]
+	_, evs := c3.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, func(ev sseEvent) bool { return ev.Type == "approval.required" })
+	id, _ := lastOf(t, evs, "approval.required").Data["approval_id"].(string)
+	if id == "" || e.runs("hello.log") != 0 {
+		t.Fatalf("approval %q, runs %d", id, e.runs("hello.log"))
+	}
+	c3.must(200, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+	tk := e.waitTask(t, tid, func(tk map[string]any) bool { return tk["last_status"] != "running" })
+	if tk["last_status"] != "completed" {
+		t.Fatalf("task after the approval on another node: %v", tk)
+	}
+	if n := e.runs("hello.log"); n != 1 {
+		t.Fatalf("the approved command ran %d times", n)
+	}
+	c3.must(409, "POST", "/api/approvals/"+id+"/approve", map[string]any{})
+}

@@ -193,3 +193,18 @@ func (db *DB) failOrphans(ctx context.Context, reason string) (int, error) {
 	}
 	return n, nil
 }
+
+// RunHeldElsewhere reports whether another server of the cluster holds
+// sessionID's run (a live turn, or a task run waiting in it for a
+// decision). Always false on SQLite.
+func (db *DB) RunHeldElsewhere(ctx context.Context, sessionID string) (bool, error) {
+	if !db.pg {
+		return false, nil
+	}
+	c, err := db.locks.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	return db.runHeld(ctx, c, sessionID)
+}

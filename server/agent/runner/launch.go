@@ -138,6 +138,11 @@ func (r *Runner) Continue(ctx context.Context, info RunInfo, prompt, idemKey str
 // task run blocked in Execute gets the decision directly; a chat session is
 // continued in the background.
 func (r *Runner) Resume(ctx context.Context, info RunInfo, d agent.Approval) error {
+	if r.liveRun(info.SessionID) == nil {
+		if held, err := r.heldElsewhere(ctx, info); err != nil || held {
+			return err // a task run waiting on another server takes the decision from the database
+		}
+	}
 	if lr := r.liveRun(info.SessionID); lr != nil && lr.decide != nil {
 		select {
 		case lr.decide <- d:

@@ -65,10 +65,8 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 		}
 		approvalID := r.requestApproval(context.WithoutCancel(ctx), info, res.pending)
 		r.publishApproval(lr.hub, res.pending, approvalID)
-		select {
-		case d := <-lr.decide:
-			spec.history, spec.approval, spec.turn = res.messages, &d, spec.turn+1
-		case <-ctx.Done():
+		d, err := r.awaitDecision(ctx, lr, info, approvalID, res.pending)
+		if err != nil {
 			res.status = agent.StatusCancelled
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				res.status = agent.StatusTimeout
@@ -76,6 +74,7 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 			res.pending = nil
 			return r.taskOutcome(ctx, lr, info.TriggerSource, res)
 		}
+		spec.history, spec.approval, spec.turn = res.messages, &d, spec.turn+1
 	}
 }
 

@@ -73,6 +73,7 @@ func commands() []command {
 		{"connector", "run a connector on this host: --server URL --token ocn_... (dials out, opens no port)", connectorCmd},
 		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},
 		{"restore", "restore an archive into a new, empty directory: --in FILE --data-dir NEW", backup.RestoreCommand},
+		{"migrate-to-postgres", "move a stopped appliance's database into PostgreSQL and verify it: --data-dir D --database-url URL", migrateToPostgres},
 		{"vault", "vault rotate: re-encrypt every vault ciphertext under a new key (safe while serving)", secrets.RotateCommand},
 		{"doctor", "check config, data dir, disk, database, vault, LLM, SMTP, base URL and clock; exit 1 on a fault", doctor.Command},
 		{"version", "print the version", version},

@@ -10,7 +10,7 @@ import (
 func (db *DB) RequestErasure(ctx context.Context, userID string) (string, error) {
 	id := NewID()
 	err := db.Write(ctx, func(tx *Tx) error {
-		orgs, err := SoleOwnedOrgsTx(ctx, tx, userID)
+		orgs, err := soleOwnedOrgsTx(ctx, tx, userID)
 		if err != nil {
 			return err
 		}

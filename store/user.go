@@ -97,7 +97,7 @@ func CreatePersonalOrgTx(ctx context.Context, tx *Tx, u *User) (*Organization, e
 		name = strings.SplitN(u.Email, "@", 2)[0]
 	}
 	o := &Organization{Name: name + "'s organization", Personal: true}
-	if err := CreateOrgTx(ctx, tx, o, u.ID); err != nil {
+	if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
 		return nil, err
 	}
 	return o, SetCurrentOrgTx(ctx, tx, u.ID, o.ID)

@@ -63,7 +63,7 @@ func benchWebhook(b *testing.B, db *DB) *Webhook {
 			return err
 		}
 		o := &Organization{Name: "bench"}
-		if err := CreateOrgTx(ctx, tx, o, u.ID); err != nil {
+		if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
 			return err
 		}
 		p := &Project{OrgID: o.ID, Name: "prod"}

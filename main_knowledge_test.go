@@ -85,7 +85,7 @@ func TestBackupRotateRestoreThroughTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &store.Project{OrgID: org, Name: "prod"}
-	if err := db.Write(context.Background(), func(tx *store.Tx) error { return store.CreateProjectTx(context.Background(), tx, p) }); err != nil {
+	if err := db.CreateProject(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

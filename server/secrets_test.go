@@ -32,7 +32,7 @@ func (c *client) orgOf() string {
 func (e *testEnv) newProject(c *client, name string) string {
 	e.t.Helper()
 	p := &store.Project{OrgID: c.orgOf(), Name: name}
-	if err := e.DB.Write(context.Background(), func(tx *store.Tx) error { return store.CreateProjectTx(context.Background(), tx, p) }); err != nil {
+	if err := e.DB.CreateProject(context.Background(), p); err != nil {
 		e.t.Fatal(err)
 	}
 	return p.ID
@@ -171,9 +171,7 @@ func TestOrgLLMKey(t *testing.T) {
 	bob.must(404, "GET", path, nil)
 	bob.must(404, "DELETE", path, nil)
 	carol := env.register("carol@example.com")
-	err = env.DB.Write(context.Background(), func(tx *store.Tx) error {
-		return store.AddMemberTx(context.Background(), tx, org, carol.must(200, "GET", "/api/auth/me", nil).JSON()["id"].(string), "admin")
-	})
+	err = env.DB.AddMember(context.Background(), org, carol.must(200, "GET", "/api/auth/me", nil).JSON()["id"].(string), "admin")
 	if err != nil {
 		t.Fatal(err)
 	}

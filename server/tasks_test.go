@@ -20,7 +20,7 @@ func withProject(t *testing.T, env *testEnv, c *client) string {
 		t.Fatal(err)
 	}
 	p := &store.Project{OrgID: u.CurrentOrgID, Name: "prod"}
-	if err := env.DB.Write(context.Background(), func(tx *store.Tx) error { return store.CreateProjectTx(context.Background(), tx, p) }); err != nil {
+	if err := env.DB.CreateProject(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	c.Project = p.ID

@@ -92,11 +92,11 @@ func createOrgTx(ctx context.Context, tx *Tx, o *Organization, ownerID string) e
 		}
 		break
 	}
-	return AddMemberTx(ctx, tx, o.ID, ownerID, RoleOwner)
+	return addMemberTx(ctx, tx, o.ID, ownerID, RoleOwner)
 }
 
-// AddMemberTx adds a membership; an existing one is a conflict.
-func AddMemberTx(ctx context.Context, tx *Tx, orgID, userID, role string) error {
+// addMemberTx adds a membership; an existing one is a conflict.
+func addMemberTx(ctx context.Context, tx *Tx, orgID, userID, role string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO org_members (org_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
 		orgID, userID, role, TS(tx.Now), TS(tx.Now))
 	if isUnique(err) {

@@ -114,11 +114,23 @@ func scanTask(row interface{ Scan(...any) error }) (*Task, error) {
 // CreateTask inserts t (OrgID and ProjectID set by the caller from the
 // authenticated context), filling ID, times and the next fire.
 func (db *DB) CreateTask(ctx context.Context, t *Task, next NextRunFunc) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateTaskTx(ctx, tx, t, next) })
+	return db.Write(ctx, func(tx *Tx) error { return createTaskTx(ctx, tx, t, next) })
 }
 
-// CreateTaskTx is CreateTask inside the caller's transaction.
-func CreateTaskTx(ctx context.Context, tx *Tx, t *Task, next NextRunFunc) error {
+// CreateTasks inserts several tasks in one transaction (all or none).
+func (db *DB) CreateTasks(ctx context.Context, ts []*Task, next NextRunFunc) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		for _, t := range ts {
+			if err := createTaskTx(ctx, tx, t, next); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// createTaskTx is CreateTask inside the caller's transaction.
+func createTaskTx(ctx context.Context, tx *Tx, t *Task, next NextRunFunc) error {
 	t.ID = NewID()
 	t.CreatedAt, t.UpdatedAt = tx.Now, tx.Now
 	t.LastRunAt, t.LastStatus, t.LastSessionID, t.LastError = nil, "", "", ""

@@ -44,6 +44,7 @@ func (s *Server) routeTable() []*Route {
 		s.commandPolicyRoutes(),
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
+		s.billingRoutes(),
 		s.integrationRoutes(),
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),

@@ -117,6 +117,9 @@ func (db *DB) FindVisibleProject(ctx context.Context, v Viewer, projectID string
 
 // CreateProjectTx inserts p (OrgID and Name set), choosing a free slug in the org.
 func CreateProjectTx(ctx context.Context, tx *Tx, p *Project) error {
+	if err := tx.CheckQuota(ctx, QuotaProjects, p.OrgID, 1); err != nil {
+		return err
+	}
 	p.ID = NewID()
 	p.CreatedAt, p.UpdatedAt = tx.Now, tx.Now
 	if p.Settings == "" {

@@ -23,7 +23,9 @@ const tinyPlans = `[
  {"id": "race", "name": "Race", "selectable": true,
   "limits": {"projects": 5, "webhook_events_per_month": 4, "enabled_tasks": 6}},
  {"id": "roomy", "name": "Roomy", "selectable": true, "limits": {"projects": 50}},
- {"id": "internal", "name": "Internal", "selectable": false, "limits": {}}
+ {"id": "internal", "name": "Internal", "selectable": false, "limits": {}},
+ {"id": "metered", "name": "Metered", "selectable": true, "monthly_price_usd": 10,
+  "unit_prices_usd": {"agent_runs": 0.5, "webhook_events": 2, "llm_cost_usd": 1.5}}
 ]`
 
 // billingEnv starts a server in mode with the tiny plans file, orgs on defaultPlan.

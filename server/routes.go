@@ -45,6 +45,7 @@ func (s *Server) routeTable() []*Route {
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.billingRoutes(),
+		s.billingUsageRoutes(),
 		s.integrationRoutes(),
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),

@@ -41,6 +41,17 @@ CREATE TABLE billing_usage (
 	PRIMARY KEY (org_id, period, project_id, meter)
 );
 
+-- One row per metered period: the plan in force when it was last computed
+-- (statements price the period with it) and whether the month had ended.
+CREATE TABLE billing_periods (
+	org_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+	period TEXT NOT NULL,
+	plan_id TEXT NOT NULL,
+	closed INTEGER NOT NULL DEFAULT 0,
+	computed_at TEXT NOT NULL,
+	PRIMARY KEY (org_id, period)
+);
+
 -- Stripe webhook events already applied (Stripe retries deliveries).
 CREATE TABLE billing_stripe_events (
 	id TEXT PRIMARY KEY,

@@ -72,7 +72,11 @@ func (s *Server) installBilling() error {
 	if err != nil {
 		return err
 	}
-	s.billing = &billing.Service{Mode: mode, Catalog: cat, DefaultPlan: s.cfg.billingDefaultPlan(), Grace: s.cfg.BillingGrace,
+	grace := s.cfg.BillingGrace
+	if grace == 0 {
+		grace = DefaultBillingGrace // a config built without flags (tests, tools)
+	}
+	s.billing = &billing.Service{Mode: mode, Catalog: cat, DefaultPlan: s.cfg.billingDefaultPlan(), Grace: grace,
 		DB: s.db, Now: func() time.Time { return s.Now() }, KnowledgeUse: s.rag.OrgBytes}
 	if mode == billing.ModeStripe {
 		s.billing.Stripe = billing.NewStripe(s.cfg.StripeAPIKey, s.cfg.StripeAPIBase)

@@ -10,12 +10,15 @@ import (
 	"github.com/opsagent/opsagent/server/billing"
 )
 
+// DefaultBillingGrace is how long a past-due org keeps working.
+const DefaultBillingGrace = 7 * 24 * time.Hour
+
 // billingFlags registers the billing settings (issue 16).
 func (c *Config) billingFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Billing, "billing", "off", "billing mode: off (one unlimited plan), showback (plans, quotas, statements) or stripe (showback plus Stripe subscriptions)")
 	fs.StringVar(&c.BillingPlans, "billing-plans", "", "JSON file of operator plans, merged over the built-in ones (free, team, business, unlimited)")
 	fs.StringVar(&c.BillingDefaultPlan, "billing-default-plan", "", "plan of orgs that never chose one (default: unlimited in showback, free in stripe mode)")
-	fs.DurationVar(&c.BillingGrace, "billing-grace", 7*24*time.Hour, "how long an org whose payment is past due keeps working before it turns read-only")
+	fs.DurationVar(&c.BillingGrace, "billing-grace", DefaultBillingGrace, "how long an org whose payment is past due keeps working before it turns read-only")
 	fs.StringVar(&c.StripeAPIKey, "stripe-api-key", "", "Stripe secret key (stripe mode)")
 	fs.StringVar(&c.StripeWebhookSecret, "stripe-webhook-secret", "", "signing secret of the Stripe webhook endpoint /api/billing/stripe/webhook")
 	fs.StringVar(&c.StripeAPIBase, "stripe-api-base", "https://api.stripe.com", "Stripe API base URL (a stripe-mock address in tests)")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -35,4 +36,31 @@ func writeQuotaError(w http.ResponseWriter, qe *store.QuotaError) {
 		return
 	}
 	writeJSON(w, http.StatusPaymentRequired, out)
+}
+
+// unavailableError is a 503 with Retry-After: a peer the request needs
+// (Stripe) cannot be reached; nothing was changed.
+type unavailableError struct {
+	retryAfter int
+	detail     string
+	code       string
+}
+
+func (e *unavailableError) Error() string { return e.detail }
+
+// writeBillingError writes the billing errors (quota refusals, Stripe
+// unreachable); false when err is none of them.
+func writeBillingError(w http.ResponseWriter, err error) bool {
+	var qe *store.QuotaError
+	if errors.As(err, &qe) {
+		writeQuotaError(w, qe)
+		return true
+	}
+	var ue *unavailableError
+	if errors.As(err, &ue) {
+		w.Header().Set("Retry-After", strconv.Itoa(ue.retryAfter))
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": ue.detail, "code": ue.code})
+		return true
+	}
+	return false
 }

@@ -24,6 +24,9 @@ const tinyPlans = `[
   "limits": {"projects": 5, "webhook_events_per_month": 4, "enabled_tasks": 6}},
  {"id": "roomy", "name": "Roomy", "selectable": true, "limits": {"projects": 50}},
  {"id": "internal", "name": "Internal", "selectable": false, "limits": {}},
+ {"id": "pro", "name": "Pro", "selectable": true, "monthly_price_usd": 20, "stripe_price_id": "price_pro",
+  "limits": {"projects": 50},
+  "stripe_meters": {"agent_runs": {"event_name": "opsagent_agent_runs", "price_id": "price_runs"}}},
  {"id": "metered", "name": "Metered", "selectable": true, "monthly_price_usd": 10,
   "unit_prices_usd": {"agent_runs": 0.5, "webhook_events": 2, "llm_cost_usd": 1.5}}
 ]`

@@ -69,9 +69,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{"detail": "Too many requests; retry later", "code": "rate_limited"})
 		return
 	}
-	var qe *store.QuotaError
-	if errors.As(err, &qe) {
-		writeQuotaError(w, qe)
+	if writeBillingError(w, err) {
 		return
 	}
 	var mbe *http.MaxBytesError

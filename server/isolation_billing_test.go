@@ -9,6 +9,7 @@ func init() {
 	// A plan id names configuration shared by every org, not tenant data;
 	// the org changed is always the caller's (TestBillingIsolation).
 	isolationProbes["PUT /api/billing/plan"] = nil
+	isolationProbes["POST /api/billing/checkout"] = nil
 	// A period is a month, not an id; the statement is the caller's org's.
 	isolationProbes["GET /api/billing/statements/{period}"] = nil
 }

@@ -26,6 +26,9 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 		if err := r.Add("billing-metering", "@every 1h", s.meterAll); err != nil {
 			return err
 		}
+		if err := r.Add("billing-stripe-usage", "@every 1h", s.reportStripeUsage); err != nil {
+			return err
+		}
 	}
 	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }

@@ -46,6 +46,7 @@ func (s *Server) routeTable() []*Route {
 		s.budgetRoutes(),
 		s.billingRoutes(),
 		s.billingUsageRoutes(),
+		s.billingStripeRoutes(),
 		s.integrationRoutes(),
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),

@@ -131,3 +131,25 @@ func MarkStripeEvent(ctx context.Context, tx *Tx, id, typ, orgID string) (seen b
 	n, err := res.RowsAffected()
 	return n == 0, err
 }
+
+// StripeReported is the quantity of meter already reported to Stripe for
+// org's period (0 when nothing yet).
+func (db *DB) StripeReported(ctx context.Context, orgID, period, meter string) (float64, error) {
+	var v float64
+	err := db.r.QueryRowContext(ctx, `SELECT reported FROM billing_stripe_reports WHERE org_id = ? AND period = ? AND meter = ?`,
+		orgID, period, meter).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// SetStripeReported records what Stripe acknowledged for org's period.
+func (db *DB) SetStripeReported(ctx context.Context, orgID, period, meter string, v float64) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO billing_stripe_reports (org_id, period, meter, reported, reported_at)
+			VALUES (?,?,?,?,?) ON CONFLICT (org_id, period, meter) DO UPDATE SET reported = excluded.reported,
+			reported_at = excluded.reported_at`, orgID, period, meter, v, TS(tx.Now))
+		return err
+	})
+}

@@ -58,10 +58,16 @@ type Plan struct {
 	Selectable bool `json:"selectable"`
 	// StripePriceID is the recurring price of the subscription (stripe mode).
 	StripePriceID string `json:"stripe_price_id,omitempty"`
-	// StripeMeters maps a meter to the event_name of a Stripe billing meter
-	// behind a usage-based price; usage is reported to it as meter events.
-	StripeMeters map[string]string `json:"stripe_meters,omitempty"`
-	Builtin      bool              `json:"builtin"`
+	// StripeMeters maps a meter to a Stripe billing meter (event_name) and
+	// the usage-based price behind it; usage is reported as meter events.
+	StripeMeters map[string]StripeMeter `json:"stripe_meters,omitempty"`
+	Builtin      bool                   `json:"builtin"`
+}
+
+// StripeMeter is a usage-based price of a plan.
+type StripeMeter struct {
+	EventName string `json:"event_name"`
+	PriceID   string `json:"price_id"`
 }
 
 // Limit returns the plan's limit of kind; ok is false when unlimited.
@@ -161,9 +167,9 @@ func validatePlan(p *Plan) error {
 		p.Features = []string{}
 	}
 	sort.Strings(p.Features)
-	for m := range p.StripeMeters {
-		if !slices.Contains(Meters(), m) {
-			return fmt.Errorf("plan %s: unknown meter %q in stripe_meters (known: %v)", p.ID, m, Meters())
+	for m, sm := range p.StripeMeters {
+		if !slices.Contains(Meters(), m) || sm.EventName == "" || sm.PriceID == "" {
+			return fmt.Errorf("plan %s: stripe_meters[%q] needs a meter of %v with event_name and price_id", p.ID, m, Meters())
 		}
 	}
 	for m, v := range p.UnitPricesUSD {

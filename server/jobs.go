@@ -22,6 +22,14 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	}); err != nil {
 		return err
 	}
+	if s.billing.On() {
+		if err := r.Add("billing-metering", "@every 1h", s.meterAll); err != nil {
+			return err
+		}
+		if err := r.Add("billing-stripe-usage", "@every 1h", s.reportStripeUsage); err != nil {
+			return err
+		}
+	}
 	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }
 

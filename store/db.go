@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,8 @@ type DB struct {
 	// wstmts: statements of hot write paths prepared once on the writer
 	// connection (see writerStmts); a transaction binds them with StmtContext.
 	wstmts sync.Map // string -> *sql.Stmt
+	// gate is the billing quota check creates run in their transaction (nil: billing off).
+	gate atomic.Pointer[QuotaGate]
 }
 
 // Querier is what read helpers need; both *sql.DB and *sql.Tx satisfy it.
@@ -168,7 +171,8 @@ func (db *DB) Reader() *sql.DB { return db.r }
 // writes carries the same time.
 type Tx struct {
 	*sql.Tx
-	Now time.Time
+	Now  time.Time
+	gate QuotaGate // see CheckQuota
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,
@@ -196,6 +200,9 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	tx := &Tx{Tx: stx, Now: db.Now().UTC()}
+	if g := db.gate.Load(); g != nil {
+		tx.gate = *g
+	}
 	if err := fn(tx); err != nil {
 		_ = stx.Rollback()
 		return err

@@ -131,6 +131,11 @@ func (db *DB) CreateTasks(ctx context.Context, ts []*Task, next NextRunFunc) err
 
 // createTaskTx is CreateTask inside the caller's transaction.
 func createTaskTx(ctx context.Context, tx *Tx, t *Task, next NextRunFunc) error {
+	if t.Enabled {
+		if err := tx.CheckQuota(ctx, QuotaEnabledTasks, t.OrgID, 1); err != nil {
+			return err
+		}
+	}
 	t.ID = NewID()
 	t.CreatedAt, t.UpdatedAt = tx.Now, tx.Now
 	t.LastRunAt, t.LastStatus, t.LastSessionID, t.LastError = nil, "", "", ""
@@ -168,12 +173,18 @@ func (db *DB) UpdateTask(ctx context.Context, orgID, projectID, id string, patch
 		if err != nil {
 			return err
 		}
+		wasEnabled := t.Enabled
 		if patch.Apply(t) {
 			if t.NextRunAt, err = next(t, tx.Now); err != nil {
 				return err
 			}
 		} else if _, err := next(t, tx.Now); err != nil {
 			return err // still validate: an agent type or policy may have changed
+		}
+		if t.Enabled && !wasEnabled {
+			if err := tx.CheckQuota(ctx, QuotaEnabledTasks, orgID, 1); err != nil {
+				return err
+			}
 		}
 		t.UpdatedAt = tx.Now
 		_, err = tx.ExecContext(ctx, `UPDATE tasks SET name = ?, description = ?, prompt = ?, agent_type = ?, schedule = ?,

@@ -115,16 +115,11 @@ func (db *DB) FindVisibleProject(ctx context.Context, v Viewer, projectID string
 	return &p, role, nil
 }
 
-<<<<<<< HEAD
 // createProjectTx inserts p (OrgID and Name set), choosing a free slug in the org.
 func createProjectTx(ctx context.Context, tx *Tx, p *Project) error {
-=======
-// CreateProjectTx inserts p (OrgID and Name set), choosing a free slug in the org.
-func CreateProjectTx(ctx context.Context, tx *Tx, p *Project) error {
 	if err := tx.CheckQuota(ctx, QuotaProjects, p.OrgID, 1); err != nil {
 		return err
 	}
->>>>>>> billing
 	p.ID = NewID()
 	p.CreatedAt, p.UpdatedAt = tx.Now, tx.Now
 	if p.Settings == "" {

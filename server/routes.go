@@ -48,6 +48,7 @@ func (s *Server) routeTable() []*Route {
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
 		s.commandRoutes(),
+		s.heartbeatRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

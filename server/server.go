@@ -75,6 +75,8 @@ type Server struct {
 	commandPolicies commandPolicies
 	// connectors holds the connectors' live connections (connectors_ws.go).
 	connectors *connector.Hub
+	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
+	beyond beyondState
 	// bg tracks work requests hand off to run after their answer (mail).
 	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.

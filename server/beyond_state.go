@@ -15,6 +15,7 @@ type beyondState struct {
 	// pingIP bounds pings per client address (unknown secrets included)
 	// before any lookup; pingCheck bounds pings per check.
 	pingIP, pingCheck *ratelimit.Limiter
+	windows           windowCache
 	drafts            sync.WaitGroup // postmortem drafts being written
 }
 
@@ -30,6 +31,7 @@ func (s *Server) bx() *beyondState {
 	b.once.Do(func() {
 		b.pingIP = ratelimit.New(PingsPerMinutePerIP, time.Minute)
 		b.pingCheck = ratelimit.New(PingsPerMinutePerCheck, time.Minute)
+		b.windows.m = map[string]windowEntry{}
 		for _, l := range []*ratelimit.Limiter{b.pingIP, b.pingCheck} {
 			l.Now = func() time.Time { return s.Now() }
 		}

@@ -179,6 +179,9 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 	if cl, ok := t.(tools.Classifier); ok {
 		readOnly = readOnly || cl.ReadOnlyCall(args)
 	}
+	if d, observing := s.observeOnly(ctx, run, view, readOnly); observing {
+		return d, nil
+	}
 	switch {
 	case approval != nil:
 		return callDecision{verdict: agent.NeedApproval(ruleLabel(&approval.Rule) + "." + parsedNote(view)), view: view, ruleIDs: []string{approval.ID}}, nil

@@ -49,6 +49,7 @@ func (s *Server) routeTable() []*Route {
 		s.connectorRoutes(),
 		s.commandRoutes(),
 		s.heartbeatRoutes(),
+		s.windowRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

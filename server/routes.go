@@ -50,6 +50,7 @@ func (s *Server) routeTable() []*Route {
 		s.commandRoutes(),
 		s.heartbeatRoutes(),
 		s.windowRoutes(),
+		s.ruleWhatIfRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

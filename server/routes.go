@@ -51,6 +51,7 @@ func (s *Server) routeTable() []*Route {
 		s.heartbeatRoutes(),
 		s.windowRoutes(),
 		s.ruleWhatIfRoutes(),
+		s.postmortemRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

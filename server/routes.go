@@ -51,6 +51,10 @@ func (s *Server) routeTable() []*Route {
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
 		s.commandRoutes(),
+		s.heartbeatRoutes(),
+		s.windowRoutes(),
+		s.ruleWhatIfRoutes(),
+		s.postmortemRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

@@ -78,6 +78,8 @@ type Server struct {
 	connectors *connector.Hub
 	// billing: plans, quotas, metering, Stripe (billing*.go); never nil.
 	billing *billing.Service
+	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
+	beyond beyondState
 	// bg tracks work requests hand off to run after their answer (mail).
 	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.

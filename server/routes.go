@@ -47,6 +47,7 @@ func (s *Server) routeTable() []*Route {
 		s.integrationRoutes(),
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
+		s.channelRoutes(),
 		s.commandRoutes(),
 		s.mcpRoutes(),
 	} {

@@ -75,6 +75,8 @@ type Server struct {
 	commandPolicies commandPolicies
 	// connectors holds the connectors' live connections (connectors_ws.go).
 	connectors *connector.Hub
+	// chans holds the chat channels' open clients (channels_runtime.go).
+	chans *channelHub
 	// bg tracks work requests hand off to run after their answer (mail).
 	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.
@@ -195,6 +197,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.installWebhooks()
 	s.installToolApprovals()
 	s.installConnectors()
+	s.installChannels()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()

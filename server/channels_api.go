@@ -128,6 +128,9 @@ func (s *Server) channelRoutes() []*Route {
 		{Method: "GET", Path: "/api/channels/{channel_id}/links", Summary: "List the chat accounts linked to people", Tags: tags, Auth: AuthAny, Perm: PermProjectRead, Project: true, Resp: ChannelLinkList{}, Status: 200, Handle: s.handleListChannelLinks},
 		{Method: "DELETE", Path: "/api/channels/{channel_id}/links/{link_id}", Summary: "Unlink a chat account", Tags: tags, Auth: AuthAny, Perm: PermSecretsWrite, Project: true, Status: 204, Handle: s.handleDeleteChannelLink},
 		{Method: "POST", Path: "/api/inbound/slack/{channel_id}", Summary: "Slack Events API and interactivity (signed with the signing secret)", Tags: tags, Auth: AuthNone, Status: 200, MaxBody: channelMaxBody, RawBody: true, Handle: s.handleSlackInbound},
+		{Method: "POST", Path: "/api/inbound/telegram/{channel_id}", Summary: "Telegram Bot API webhook (X-Telegram-Bot-Api-Secret-Token)", Tags: tags, Auth: AuthNone, Status: 200, MaxBody: channelMaxBody, RawBody: true, Handle: s.handleTelegramInbound},
+		{Method: "GET", Path: "/api/inbound/whatsapp/{channel_id}", Summary: "WhatsApp Cloud API webhook verification (hub.mode, hub.verify_token, hub.challenge)", Tags: tags, Auth: AuthNone, Status: 200, RawBody: true, Handle: s.handleWhatsAppVerify},
+		{Method: "POST", Path: "/api/inbound/whatsapp/{channel_id}", Summary: "WhatsApp Cloud API webhook (X-Hub-Signature-256 with the app secret)", Tags: tags, Auth: AuthNone, Status: 200, MaxBody: channelMaxBody, RawBody: true, Handle: s.handleWhatsAppInbound},
 	}
 }
 

@@ -220,16 +220,25 @@ func slackInteraction(payload []byte) []byte {
 type channelEnv struct {
 	env   *testEnv
 	fake  *llmfake.Server
-	owner *client
-	slack *chatFake
+	owner    *client
+	slack    *chatFake
+	telegram *chatFake
+	whatsapp *chatFake
 }
+
+// Platform credentials of the test channels.
+const (
+	telegramToken  = "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11"
+	whatsappToken  = "EAAGtesttoken"
+	whatsappSecret = "whatsapp-app-secret"
+)
 
 func newChannelEnv(t *testing.T, turns ...llmfake.Turn) *channelEnv {
 	t.Helper()
 	fake := llmfake.New(t, turns...)
-	sf := newSlackFake(t)
+	sf, tf, wf := newSlackFake(t), newTelegramFake(t, telegramToken), newWhatsAppFake(t, whatsappToken)
 	env := newEnv(t, withLLM(fake), allowLocal, func(c *server.Config) {
-		c.SlackAPIURL = sf.URL
+		c.SlackAPIURL, c.TelegramAPIURL, c.WhatsAppAPIURL = sf.URL, tf.URL, wf.URL
 		c.ChannelUpdateInterval = 20 * time.Millisecond
 	})
 	t.Cleanup(func() {
@@ -240,7 +249,7 @@ func newChannelEnv(t *testing.T, turns ...llmfake.Turn) *channelEnv {
 	})
 	owner := env.register("oncall@example.com")
 	withProject(t, env, owner)
-	return &channelEnv{env: env, fake: fake, owner: owner, slack: sf}
+	return &channelEnv{env: env, fake: fake, owner: owner, slack: sf, telegram: tf, whatsapp: wf}
 }
 
 // slackChannel connects a Slack channel and returns its id.

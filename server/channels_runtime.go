@@ -9,6 +9,8 @@ import (
 
 	"github.com/opsagent/opsagent/server/channels"
 	slackch "github.com/opsagent/opsagent/server/channels/slack"
+	"github.com/opsagent/opsagent/server/channels/telegram"
+	"github.com/opsagent/opsagent/server/channels/whatsapp"
 	"github.com/opsagent/opsagent/server/ratelimit"
 	"github.com/opsagent/opsagent/store"
 )
@@ -135,5 +137,8 @@ func (s *Server) channelBackground(d time.Duration, fn func(ctx context.Context)
 
 // otherPlatformClient builds the Telegram and WhatsApp clients.
 func (s *Server) otherPlatformClient(platform string, rt *channelRT) channels.Client {
-	return nil
+	if platform == store.PlatformTelegram {
+		return telegram.New(rt.creds.BotToken, s.cfg.TelegramAPIURL, s.chans.hc)
+	}
+	return whatsapp.New(rt.creds.AccessToken, rt.cfg.PhoneNumberID, s.cfg.WhatsAppAPIURL, s.chans.hc)
 }

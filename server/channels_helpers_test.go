@@ -218,8 +218,8 @@ func slackInteraction(payload []byte) []byte {
 // channelEnv is a server with the fake LLM, local commands, fast chat
 // updates and the platforms' API URLs pointing at the fakes.
 type channelEnv struct {
-	env   *testEnv
-	fake  *llmfake.Server
+	env      *testEnv
+	fake     *llmfake.Server
 	owner    *client
 	slack    *chatFake
 	telegram *chatFake

@@ -72,7 +72,7 @@ func TestWhatsAppHandshakeConversationButtonsAndTheDayWindow(t *testing.T) {
 	reply := fixture(t, "whatsapp/button_reply.json", map[string]any{"entry.changes.value.metadata.phone_number_id": "123456123",
 		"entry.changes.value.messages.from": "16315551181", "entry.changes.value.messages.id": "wamid.press",
 		"entry.changes.value.messages.interactive.button_reply.id": "a:" + approvalID,
-		"entry.changes.value.messages.context": map[string]any{"from": "16505551111", "id": "wamid." + card.Ref}})
+		"entry.changes.value.messages.context":                     map[string]any{"from": "16505551111", "id": "wamid." + card.Ref}})
 	if r := whatsappPost(ce.env, chID, whatsappSecret, reply); r.Status != 200 {
 		t.Fatalf("button reply: %d %s", r.Status, r.Body)
 	}

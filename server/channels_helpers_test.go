@@ -44,11 +44,13 @@ func (c chatCall) text() string {
 
 // chatFake records the calls a platform's loopback fake receives.
 type chatFake struct {
-	t     *testing.T
-	mu    sync.Mutex
-	calls []chatCall
-	URL   string
-	seq   int
+	t testing.TB
+	// notify, when set, hears of every recorded call (benchmarks).
+	notify chan chatCall
+	mu     sync.Mutex
+	calls  []chatCall
+	URL    string
+	seq    int
 	// limitOnce answers the next call of this method 429 with Retry-After: 1.
 	limitOnce map[string]bool
 }
@@ -70,6 +72,9 @@ func (f *chatFake) record(method string, r *http.Request) (chatCall, bool) {
 	f.seq++
 	c.Ref = fmt.Sprintf("1700000000.%06d", f.seq)
 	f.calls = append(f.calls, c)
+	if f.notify != nil {
+		f.notify <- c
+	}
 	return c, true
 }
 
@@ -116,7 +121,7 @@ func method(m string, subs ...string) func(chatCall) bool {
 
 // newSlackFake is slack-go's own test server with the Web API methods the
 // bot calls answered as Slack does, each call recorded.
-func newSlackFake(t *testing.T) *chatFake {
+func newSlackFake(t testing.TB) *chatFake {
 	f := &chatFake{t: t, limitOnce: map[string]bool{}}
 	handler := func(m string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -155,7 +160,7 @@ func newSlackFake(t *testing.T) *chatFake {
 
 // fixture reads a platform's documented example payload and lets the test
 // change fields (dot paths into objects).
-func fixture(t *testing.T, file string, set map[string]any) []byte {
+func fixture(t testing.TB, file string, set map[string]any) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "channels", file))
 	if err != nil {

@@ -166,6 +166,7 @@ func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, to
 
 // toolCallDecided continues the waiting session with the decision.
 func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
+	defer s.approvalDecidedInChat(a) // after the resume: the chat follows the continued turn
 	if a.Kind != store.ApprovalToolCall || a.SessionID == "" {
 		return // no session waits on a call made through POST /api/commands
 	}

@@ -50,6 +50,7 @@ func (s *Server) routeTable() []*Route {
 		s.integrationRoutes(),
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
+		s.channelRoutes(),
 		s.commandRoutes(),
 		s.heartbeatRoutes(),
 		s.windowRoutes(),

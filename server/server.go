@@ -80,6 +80,8 @@ type Server struct {
 	billing *billing.Service
 	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
 	beyond beyondState
+	// chans holds the chat channels' open clients (channels_runtime.go).
+	chans *channelHub
 	// bg tracks work requests hand off to run after their answer (mail).
 	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.
@@ -203,6 +205,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err := s.installBilling(); err != nil {
 		return nil, err
 	}
+	s.installChannels()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()

@@ -18,6 +18,7 @@ import (
 // and starts a server there: the same users sign in, and secrets written
 // before the backup decrypt.
 func TestBackupWhileWritingThenRestore(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -19,6 +20,20 @@ import (
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/store"
 )
+
+// TestMain lets four parallel tests run at once unless -parallel says
+// otherwise: each test has its own server, and most of its time goes to
+// fsyncs, timers and loopback round trips, so more than GOMAXPROCS (two on
+// the CI machine) in flight keeps the cores busy.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "4")
+	}
+	os.Exit(m.Run())
+}
 
 // testEnv is a real server on a loopback port over a real SQLite file in a
 // temp dir. Tests talk HTTP to it.

@@ -39,6 +39,7 @@ func (e *testEnv) newProject(c *client, name string) string {
 }
 
 func TestSecretsAreWriteOnlyAndScoped(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	p1 := env.newProject(alice, "prod")
@@ -140,6 +141,7 @@ func TestSecretsAreWriteOnlyAndScoped(t *testing.T) {
 }
 
 func TestOrgLLMKey(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	org := alice.orgOf()
@@ -194,6 +196,7 @@ func TestOrgLLMKey(t *testing.T) {
 // directory (database, WAL, vault, outbox...) and the server's log: the
 // plaintext appears nowhere.
 func TestCanarySecretsNeverInClear(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")
@@ -247,6 +250,7 @@ func checkNoCanary(t *testing.T, dir string, logs []byte, canaries []string) {
 // writing secrets: afterwards every secret decrypts, in this server and after
 // a restart, and only the new key is left.
 func TestVaultRotateCommandWhileServing(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")

@@ -12,7 +12,7 @@ import (
 )
 
 // withProject gives the client a project in its current org (created through
-// the store until the projects routes land) and sets X-Project-ID.
+// the store: the projects routes have tests of their own) and sets X-Project-ID.
 func withProject(t *testing.T, env *testEnv, c *client) string {
 	t.Helper()
 	u, err := env.DB.FindUserByEmail(context.Background(), c.Email)

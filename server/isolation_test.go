@@ -89,6 +89,7 @@ func takesIDs(rt *server.Route) bool {
 // random id, never with success on an id-addressed route, and leaves the
 // other tenant's data untouched.
 func TestIsolationSweep(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	a := env.newTenant(t, "alpha")
 	b := env.newTenant(t, "bravo")

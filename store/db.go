@@ -37,6 +37,9 @@ type DB struct {
 	wstmts sync.Map // string -> *sql.Stmt
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
+	// refreshGC group-commits refresh rotations (RefreshAuthSession).
+	refreshInit sync.Once
+	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
 }
 
 // Querier is what read helpers need; both *sql.DB and *sql.Tx satisfy it.

@@ -39,7 +39,7 @@ func refreshFixture(t *testing.T, n int) (*DB, []*AuthSession) {
 }
 
 func testToken(s *AuthSession, gen int) string { return fmt.Sprintf("%s.%x.%d", s.ID, s.Salt, gen) }
-func testHash(tok string) []byte                { h := sha256.Sum256([]byte(tok)); return h[:] }
+func testHash(tok string) []byte               { h := sha256.Sum256([]byte(tok)); return h[:] }
 
 func attempt(s *AuthSession, tok string) RefreshAttempt {
 	return RefreshAttempt{SessionID: s.ID, Presented: testHash(tok), Grace: 30 * time.Second, Token: testToken, Hash: testHash,

@@ -48,6 +48,7 @@ func (s *Server) routeTable() []*Route {
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
 		s.channelRoutes(),
+		s.taskChannelRoutes(),
 		s.commandRoutes(),
 		s.mcpRoutes(),
 	} {

@@ -43,6 +43,9 @@ func TestTelegramConversationAllowListAndApprovalByInlineKeyboard(t *testing.T) 
 	if r := telegramPost(ce.env, chID, secret, []byte(`{"message":`)); r.Status != 422 {
 		t.Fatalf("malformed update: %d", r.Status)
 	}
+	if r := telegramPost(ce.env, chID, secret, []byte(`{"update_id":1,"message":{"text":"`+strings.Repeat("a", 300<<10)+`"}}`)); r.Status != 413 {
+		t.Fatalf("oversized update: %d", r.Status)
+	}
 
 	code := ce.owner.must(201, "POST", "/api/channels/"+chID+"/link-codes", nil).JSON()["code"].(string)
 	telegramPost(ce.env, chID, secret, msg(10000, 1111111, "private", "/link "+code))

@@ -48,6 +48,9 @@ func TestWhatsAppHandshakeConversationButtonsAndTheDayWindow(t *testing.T) {
 	if r := whatsappPost(ce.env, chID, "not-the-app-secret", text("wamid.bad", "hi")); r.Status != 401 {
 		t.Fatalf("bad signature: %d", r.Status)
 	}
+	if r := whatsappPost(ce.env, chID, whatsappSecret, []byte(`{"object":"page","entry":[]}`)); r.Status != 422 {
+		t.Fatalf("not a WhatsApp notification: %d", r.Status)
+	}
 	code := ce.owner.must(201, "POST", "/api/channels/"+chID+"/link-codes", nil).JSON()["code"].(string)
 	whatsappPost(ce.env, chID, whatsappSecret, text("wamid.link", "link "+code))
 	ce.whatsapp.waitFor("the link confirmation", method("POST /123456123/messages", "Linked", "16315551181"))

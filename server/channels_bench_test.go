@@ -15,7 +15,8 @@ import (
 // reaches Slack's fake. The model answers at once and is not on this path:
 // the placeholder goes out before the model's first token, so this is the
 // server's own overhead (verify, dedupe, session, launch, relay, outbound).
-// It reports p50 and p99 in milliseconds.
+// Messages are sent one after another, each after the previous answer was
+// edited in. It reports p50 and p99 in milliseconds.
 //
 //	go test -run '^$' -bench BenchmarkSlackInboundToFirstUpdate -benchtime 300x ./server/
 func BenchmarkSlackInboundToFirstUpdate(b *testing.B) {
@@ -40,9 +41,18 @@ func BenchmarkSlackInboundToFirstUpdate(b *testing.B) {
 		if r := slackPost(env, chID, body, time.Now(), "application/json", slackSecret, 0); r.Status != 200 {
 			b.Fatalf("inbound: %d %s", r.Status, r.Body)
 		}
+		ref := ""
 		for c := range sf.notify {
 			if c.Method == "chat.postMessage" && c.Form.Get("thread_ts") == ts {
 				lat = append(lat, c.At.Sub(start))
+				ref = c.Ref
+				break
+			}
+		}
+		// The turn ends (answer edited in) before the next message, so
+		// each message is measured alone, not behind the last one's turn.
+		for c := range sf.notify {
+			if c.Method == "chat.update" && c.Form.Get("ts") == ref {
 				break
 			}
 		}

@@ -53,6 +53,14 @@ type chatFake struct {
 	seq    int
 	// limitOnce answers the next call of this method 429 with Retry-After: 1.
 	limitOnce map[string]bool
+	limited   int // calls answered 429
+}
+
+// limit makes the next call of method answer 429 with a Retry-After of 1 s.
+func (f *chatFake) limit(method string) {
+	f.mu.Lock()
+	f.limitOnce[method] = true
+	f.mu.Unlock()
 }
 
 func (f *chatFake) record(method string, r *http.Request) (chatCall, bool) {
@@ -67,6 +75,7 @@ func (f *chatFake) record(method string, r *http.Request) (chatCall, bool) {
 	defer f.mu.Unlock()
 	if f.limitOnce[method] {
 		delete(f.limitOnce, method)
+		f.limited++
 		return c, false
 	}
 	f.seq++

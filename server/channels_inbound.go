@@ -62,7 +62,7 @@ func (s *Server) handleSlackInbound(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := slackch.Verify(c.R.Header, body, rt.creds.SigningSecret); err != nil {
+	if err := slackch.Verify(c.R.Header, body, rt.creds.SigningSecret, time.Now()); err != nil {
 		return s.rejectInbound(c, rt, "bad_signature")
 	}
 	in, err := slackch.Parse(c.R.Header.Get("Content-Type"), body, rt.cfg.BotUserID)

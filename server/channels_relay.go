@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -152,6 +153,7 @@ func (r *relay) flush(ctx context.Context) {
 		if !r.s.withinWindow(ctx, r.rt, r.t.Conversation) {
 			return
 		}
+		text = r.s.withheldNote(ctx, r.rt, r.t.ThreadKey) + text
 		_, err = r.rt.client.Post(ctx, r.t.Conversation, r.t.Thread, channels.Message{Text: text})
 	}
 	if err != nil {
@@ -197,7 +199,22 @@ func (s *Server) withinWindow(ctx context.Context, rt *channelRT, conversation s
 	if err == nil && s.Now().Sub(t.LastInboundAt) < whatsappWindow {
 		return true
 	}
+	if err == nil {
+		if err := s.db.NoteWithheld(ctx, rt.ch.ID, conversation); err != nil {
+			s.log.Warn("channels: withheld message not counted", "channel_id", rt.ch.ID, "err", err)
+		}
+	}
 	s.log.Info("channels: WhatsApp message withheld: more than 24 hours since the person's last message (WhatsApp allows only template messages then)",
 		"channel_id", rt.ch.ID)
 	return false
+}
+
+// withheldNote explains, once the window is open again, what the platform's
+// rules kept the bot from sending ("" when nothing was withheld).
+func (s *Server) withheldNote(ctx context.Context, rt *channelRT, threadKey string) string {
+	n, err := s.db.TakeWithheld(ctx, rt.ch.ID, threadKey)
+	if err != nil || n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("(%d earlier message(s) were not delivered: WhatsApp lets a business reply only within 24 hours of your last message. The decisions and answers are in the opsagent console.)\n\n", n)
 }

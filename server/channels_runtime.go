@@ -142,3 +142,17 @@ func (s *Server) otherPlatformClient(platform string, rt *channelRT) channels.Cl
 	}
 	return whatsapp.New(rt.creds.AccessToken, rt.cfg.PhoneNumberID, s.cfg.WhatsAppAPIURL, s.chans.hc)
 }
+
+// channelDeliveryTTL is how long a platform delivery id is remembered:
+// Slack retries within minutes, Telegram and WhatsApp within a day.
+const channelDeliveryTTL = 7 * 24 * time.Hour
+
+// PurgeChannelDeliveries is the channel-deliveries job: delivery ids older
+// than channelDeliveryTTL are forgotten.
+func (s *Server) PurgeChannelDeliveries(ctx context.Context) error {
+	n, err := s.db.PurgeChannelDeliveries(ctx, s.Now().Add(-channelDeliveryTTL))
+	if n > 0 {
+		s.log.Info("channels: old delivery ids forgotten", "count", n)
+	}
+	return err
+}

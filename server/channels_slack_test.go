@@ -18,6 +18,13 @@ func TestSlackConversationStreamsIntoTheThreadAndRetriesRunOnce(t *testing.T) {
 		llmfake.Text("Still 40%."),
 	)
 	chID := ce.slackChannel(t, nil)
+	// Before linking, the channel (no allow_unlinked) only tells the person how to link.
+	dm := fixture(t, "slack/message_im.json", map[string]any{"event.user": "U061F7AUR"})
+	slackPost(ce.env, chID, dm, time.Now(), "application/json", slackSecret, 0)
+	ce.slack.waitFor("the link instructions", method("chat.postEphemeral", "Link your opsagent account first"))
+	if n := len(ce.owner.must(200, "GET", "/api/sessions/index?source=slack", nil).JSON()["items"].([]any)); n != 0 {
+		t.Fatalf("an unlinked person started %d sessions", n)
+	}
 	ce.linkSlack(t, ce.owner, chID, "U061F7AUR")
 
 	// The documented url_verification handshake.
@@ -121,7 +128,10 @@ func TestSlackApprovalDecidedInChatIsCheckedAgainstTheLinkedRole(t *testing.T) {
 			"message.ts": card.Ref, "container.message_ts": card.Ref, "container.channel_id": "C0LAN2Q65"})
 		return slackPost(ce.env, chID, slackInteraction(p), time.Now(), "application/x-www-form-urlencoded", slackSecret, 0)
 	}
-	// A viewer's linked account cannot approve, exactly as in the console.
+	// A viewer's linked account can neither chat nor approve, exactly as in the console.
+	slackPost(ce.env, chID, fixture(t, "slack/app_mention.json", map[string]any{"event_id": "EvViewer", "event.user": "UVIEWER01",
+		"event.ts": "1515449600.000001", "event.text": "<@U0LAN0Z89> restart nginx"}), time.Now(), "application/json", slackSecret, 0)
+	ce.slack.waitFor("the viewer told they may not chat", method("chat.postEphemeral", "does not allow chatting"))
 	if r := press("UVIEWER01", "approve", "trig-viewer"); r.Status != 200 {
 		t.Fatalf("viewer press: %d %s", r.Status, r.Body)
 	}
@@ -238,6 +248,11 @@ func TestSlackRefusesBadSignaturesStaleTimestampsAndBadPayloads(t *testing.T) {
 			t.Errorf("%s: got %d, want %d (%s)", c.name, c.r.Status, c.status, c.r.Body)
 		}
 	}
+	ce.owner.must(200, "PATCH", "/api/channels/"+chID, map[string]any{"enabled": false})
+	if r := slackPost(ce.env, chID, body, time.Now(), "application/json", slackSecret, 0); r.Status != 404 {
+		t.Errorf("a disabled channel: got %d, want 404", r.Status)
+	}
+	ce.owner.must(200, "PATCH", "/api/channels/"+chID, map[string]any{"enabled": true})
 	unsigned := mustRequest(t, "POST", ce.env.URL+"/api/inbound/slack/"+chID, "application/json", string(body))
 	if r := ce.env.newClient().send(unsigned); r.Status != 401 {
 		t.Errorf("unsigned: got %d, want 401", r.Status)

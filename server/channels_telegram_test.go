@@ -3,6 +3,7 @@ package server_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
@@ -42,19 +43,34 @@ func TestTelegramConversationAllowListAndApprovalByInlineKeyboard(t *testing.T) 
 	if r := telegramPost(ce.env, chID, secret, []byte(`{"message":`)); r.Status != 422 {
 		t.Fatalf("malformed update: %d", r.Status)
 	}
+	if r := telegramPost(ce.env, chID, secret, []byte(`{"update_id":1,"message":{"text":"`+strings.Repeat("a", 300<<10)+`"}}`)); r.Status != 413 {
+		t.Fatalf("oversized update: %d", r.Status)
+	}
 
 	code := ce.owner.must(201, "POST", "/api/channels/"+chID+"/link-codes", nil).JSON()["code"].(string)
 	telegramPost(ce.env, chID, secret, msg(10000, 1111111, "private", "/link "+code))
 	ce.telegram.waitFor("the link confirmation", method("sendMessage", "Linked"))
 
-	// A private chat: placeholder, then the answer edited in.
+	// A private chat: placeholder, then the answer edited in; Telegram's
+	// 429 on the first edit is waited out (its retry_after) and retried.
+	ce.telegram.limit("editMessageText")
 	ask := msg(10001, 1111111, "private", "how full is the disk?")
 	for i := 0; i < 3; i++ { // Telegram redelivers an update it got no 200 for: update_id dedupes
 		if r := telegramPost(ce.env, chID, secret, ask); r.Status != 200 {
 			t.Fatalf("update: %d %s", r.Status, r.Body)
 		}
 	}
-	ce.telegram.waitFor("the streamed answer", method("editMessageText", "40% full"))
+	edit := ce.telegram.waitFor("the streamed answer", method("editMessageText", "40% full"))
+	ce.telegram.mu.Lock()
+	limited := ce.telegram.limited
+	ce.telegram.mu.Unlock()
+	if limited != 1 {
+		t.Fatalf("the fake refused %d calls with 429, want 1", limited)
+	}
+	placeholder := ce.telegram.waitFor("the placeholder", method("sendMessage", `"text":"…"`))
+	if edit.At.Sub(placeholder.At) < 900*time.Millisecond {
+		t.Fatalf("the edit after a 429 with retry_after 1 came %v after the placeholder", edit.At.Sub(placeholder.At))
+	}
 	if n := len(ce.fake.Requests()); n != 1 {
 		t.Fatalf("the model was called %d times for one update delivered three times", n)
 	}

@@ -24,6 +24,7 @@ func TestWhatsAppHandshakeConversationButtonsAndTheDayWindow(t *testing.T) {
 		llmfake.Text("Done: it printed hello."),
 		llmfake.ToolCall("run_command", args),
 		llmfake.Text("Not run."),
+		llmfake.Text("Back with you."),
 	)
 	ch := ce.owner.must(201, "POST", "/api/channels", map[string]any{"platform": "whatsapp", "name": "ops-whatsapp",
 		"phone_number_id": "123456123", "credentials": map[string]any{"access_token": whatsappToken, "app_secret": whatsappSecret}}).JSON()
@@ -47,6 +48,9 @@ func TestWhatsAppHandshakeConversationButtonsAndTheDayWindow(t *testing.T) {
 	}
 	if r := whatsappPost(ce.env, chID, "not-the-app-secret", text("wamid.bad", "hi")); r.Status != 401 {
 		t.Fatalf("bad signature: %d", r.Status)
+	}
+	if r := whatsappPost(ce.env, chID, whatsappSecret, []byte(`{"object":"page","entry":[]}`)); r.Status != 422 {
+		t.Fatalf("not a WhatsApp notification: %d", r.Status)
 	}
 	code := ce.owner.must(201, "POST", "/api/channels/"+chID+"/link-codes", nil).JSON()["code"].(string)
 	whatsappPost(ce.env, chID, whatsappSecret, text("wamid.link", "link "+code))
@@ -112,4 +116,7 @@ func TestWhatsAppHandshakeConversationButtonsAndTheDayWindow(t *testing.T) {
 	if after := ce.whatsapp.count(func(chatCall) bool { return true }); after != before {
 		t.Fatalf("%d messages sent outside the 24-hour window", after-before)
 	}
+	// The person's next message reopens the window; the answer says what was not delivered.
+	whatsappPost(ce.env, chID, whatsappSecret, text("wamid.4", "anything new?"))
+	ce.whatsapp.waitFor("the answer with the explanation", method("POST /123456123/messages", "2 earlier message(s) were not delivered", "24 hours", "Back with you."))
 }

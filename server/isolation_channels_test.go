@@ -36,6 +36,15 @@ func init() {
 			return inProject(x, r.method, r.concrete, body)
 		}
 	}
+	isolationProbes["GET /api/tasks/{task_id}/channel"] = func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "GET", "/api/tasks/"+x.task+"/channel", nil)
+	}
+	isolationProbes["PUT /api/tasks/{task_id}/channel"] = func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "PUT", "/api/tasks/"+x.task+"/channel", map[string]any{"channel_id": random, "conversation": "C1"})
+	}
+	isolationProbes["DELETE /api/tasks/{task_id}/channel"] = func(o own, x ids) []probeReq {
+		return bothProjects(o, x, "DELETE", "/api/tasks/"+x.task+"/channel", nil)
+	}
 	// Inbound platform routes carry no credential of ours: the platform's
 	// signature with the channel's own secret is the check (probed below).
 	for _, p := range []string{"POST /api/inbound/slack/{channel_id}", "POST /api/inbound/telegram/{channel_id}",
@@ -76,6 +85,13 @@ func TestChannelsIsolation(t *testing.T) {
 				t.Errorf("LEAK as %s: %s %s answered %d %s; a random id answers %d %s", role, real[i].method, real[i].path, got.Status, got.Body, want.Status, want.Body)
 			}
 		}
+	}
+	// A task of alpha cannot post to bravo's channel.
+	task := createTask(t, a.owner, map[string]any{"name": "alpha-task", "prompt": "p"})["id"].(string)
+	got := a.owner.do("PUT", "/api/tasks/"+task+"/channel", map[string]any{"channel_id": bCh, "conversation": "C1"})
+	want := a.owner.do("PUT", "/api/tasks/"+task+"/channel", map[string]any{"channel_id": random, "conversation": "C1"})
+	if got.Status != 404 || string(got.Body) != string(want.Body) {
+		t.Errorf("LEAK: alpha's task pointed at bravo's channel: %d %s (random: %d %s)", got.Status, got.Body, want.Status, want.Body)
 	}
 	list := a.owner.must(200, "GET", "/api/channels", nil).JSON()["items"].([]any)
 	if len(list) != 1 || list[0].(map[string]any)["id"] != aCh {

@@ -34,6 +34,9 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	if err := r.Add("heartbeats", "@every 15s", s.sweepHeartbeats); err != nil {
 		return err
 	}
+	if err := r.Add("channel-deliveries", "@every 1h", s.PurgeChannelDeliveries); err != nil {
+		return err
+	}
 	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }
 

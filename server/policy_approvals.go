@@ -119,6 +119,7 @@ func (s *Server) openToolApproval(ctx context.Context, run runner.RunInfo, p *ag
 	}
 	s.audit(ctx, AuditEvent{Action: "approval.requested", Outcome: "success", OrgID: run.OrgID, ProjectID: run.ProjectID,
 		ActorUserID: run.UserID, TargetType: "approval", TargetID: a.ID, Detail: map[string]any{"tool": p.Call.Name, "session_id": run.SessionID}})
+	s.approvalOpenedInChat(run, a.ID)
 	return a.ID, nil
 }
 

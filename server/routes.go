@@ -51,6 +51,7 @@ func (s *Server) routeTable() []*Route {
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
 		s.channelRoutes(),
+		s.taskChannelRoutes(),
 		s.commandRoutes(),
 		s.heartbeatRoutes(),
 		s.windowRoutes(),

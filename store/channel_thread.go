@@ -176,3 +176,30 @@ func (db *DB) LastTurnStart(ctx context.Context, sessionID string) (int64, error
 func (db *DB) FindChannelThread(ctx context.Context, channelID, threadKey string) (*ChannelThread, error) {
 	return scanChannelThread(db.r.QueryRowContext(ctx, `SELECT `+channelThreadCols+` FROM channel_threads WHERE channel_id = ? AND thread_key = ?`, channelID, threadKey))
 }
+
+// NoteWithheld counts a message the bot did not send to a thread (the
+// platform's window had closed).
+func (db *DB) NoteWithheld(ctx context.Context, channelID, threadKey string) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE channel_threads SET withheld = withheld + 1 WHERE channel_id = ? AND thread_key = ?`, channelID, threadKey)
+		return err
+	})
+}
+
+// TakeWithheld returns how many messages were withheld from a thread and resets the count.
+func (db *DB) TakeWithheld(ctx context.Context, channelID, threadKey string) (int, error) {
+	var n int
+	err := db.Write(ctx, func(tx *Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT withheld FROM channel_threads WHERE channel_id = ? AND thread_key = ?`, channelID, threadKey).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) || n == 0 {
+			n = 0
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE channel_threads SET withheld = 0 WHERE channel_id = ? AND thread_key = ?`, channelID, threadKey)
+		return err
+	})
+	return n, err
+}

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/slack-go/slack"
-
 	"github.com/opsagent/opsagent/server/channels"
 )
 
@@ -84,27 +82,68 @@ func Parse(contentType string, body []byte, botUserID string) (channels.Inbound,
 	return in, nil
 }
 
+// interaction is the part of an interactivity payload the bot reads
+// (block_actions and view_submission).
+type interaction struct {
+	Type string `json:"type"`
+	User struct {
+		ID       string `json:"id"`
+		Name     string `json:"name"`
+		Username string `json:"username"`
+	} `json:"user"`
+	TriggerID string `json:"trigger_id"`
+	Channel   struct {
+		ID string `json:"id"`
+	} `json:"channel"`
+	Container struct {
+		ChannelID string `json:"channel_id"`
+		MessageTS string `json:"message_ts"`
+	} `json:"container"`
+	Message struct {
+		TS       string `json:"ts"`
+		ThreadTS string `json:"thread_ts"`
+	} `json:"message"`
+	Actions []struct {
+		ActionID string `json:"action_id"`
+		Value    string `json:"value"`
+	} `json:"actions"`
+	View struct {
+		ID              string `json:"id"`
+		CallbackID      string `json:"callback_id"`
+		PrivateMetadata string `json:"private_metadata"`
+		State           struct {
+			Values map[string]map[string]struct {
+				Value string `json:"value"`
+			} `json:"values"`
+		} `json:"state"`
+	} `json:"view"`
+}
+
 func parseInteraction(body []byte) (channels.Inbound, error) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil || form.Get("payload") == "" {
 		return channels.Inbound{}, ErrMalformed
 	}
-	var cb slack.InteractionCallback
+	var cb interaction
 	if err := json.Unmarshal([]byte(form.Get("payload")), &cb); err != nil {
 		return channels.Inbound{}, ErrMalformed
 	}
-	in := channels.Inbound{Kind: channels.KindIgnore, User: cb.User.ID, UserName: cb.User.Name, TriggerID: cb.TriggerID}
+	name := cb.User.Name
+	if name == "" {
+		name = cb.User.Username
+	}
+	in := channels.Inbound{Kind: channels.KindIgnore, User: cb.User.ID, UserName: name, TriggerID: cb.TriggerID}
 	switch cb.Type {
-	case slack.InteractionTypeBlockActions:
-		if len(cb.ActionCallback.BlockActions) == 0 {
+	case "block_actions":
+		if len(cb.Actions) == 0 {
 			return in, nil
 		}
-		act := cb.ActionCallback.BlockActions[0]
-		in.Conversation, in.MessageRef = cb.Channel.ID, cb.Message.Timestamp
+		act := cb.Actions[0]
+		in.Conversation, in.MessageRef = cb.Channel.ID, cb.Message.TS
 		if in.Conversation == "" {
-			in.Conversation, in.MessageRef = cb.Container.ChannelID, cb.Container.MessageTs
+			in.Conversation, in.MessageRef = cb.Container.ChannelID, cb.Container.MessageTS
 		}
-		in.Thread = cb.Message.ThreadTimestamp
+		in.Thread = cb.Message.ThreadTS
 		in.DeliveryKey = "action:" + cb.TriggerID
 		switch act.ActionID {
 		case "approve":
@@ -114,7 +153,7 @@ func parseInteraction(body []byte) (channels.Inbound, error) {
 		case "deny_comment":
 			in.Kind, in.ApprovalID = channels.KindCommentUI, act.Value
 		}
-	case slack.InteractionTypeViewSubmission:
+	case "view_submission":
 		if cb.View.CallbackID != commentCallback {
 			return in, nil
 		}

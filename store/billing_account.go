@@ -61,7 +61,7 @@ func (db *DB) FindBillingAccount(ctx context.Context, orgID string) (*BillingAcc
 // BillingAccountTx reads org's billing state inside a write transaction:
 // the quota gate's view, serialized with the create it guards.
 func BillingAccountTx(ctx context.Context, tx *Tx, orgID string) (*BillingAccount, error) {
-	return scanBillingAccount(tx.QueryRowContext(ctx, queryBillingAccount, orgID), orgID)
+	return scanBillingAccount(tx.queryRowFast(ctx, queryBillingAccount, orgID), orgID)
 }
 
 // FindBillingAccountByCustomer finds the org of a Stripe customer.

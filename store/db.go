@@ -173,6 +173,7 @@ type Tx struct {
 	*sql.Tx
 	Now  time.Time
 	gate QuotaGate // see CheckQuota
+	db   *DB
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,
@@ -199,7 +200,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx, Now: db.Now().UTC()}
+	tx := &Tx{Tx: stx, Now: db.Now().UTC(), db: db}
 	if g := db.gate.Load(); g != nil {
 		tx.gate = *g
 	}

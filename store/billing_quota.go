@@ -120,13 +120,13 @@ const (
 	queryMembers = `SELECT (SELECT count(*) FROM org_members WHERE org_id = ?1) +
 		(SELECT count(*) FROM invitations WHERE org_id = ?1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?2)`
 	queryCount        = `SELECT COALESCE((SELECT n FROM billing_counts WHERE org_id = ? AND kind = ?), 0)`
-	queryCounter      = `SELECT n FROM billing_counters WHERE org_id = ? AND period = ? AND meter = ?`
+	bumpCounter       = `UPDATE billing_counters SET n = n + ? WHERE org_id = ? AND period = ? AND meter = ? RETURNING n`
 	insertCounter     = `INSERT INTO billing_counters (org_id, period, meter, n) VALUES (?,?,?,?)`
 	updateCounter     = `UPDATE billing_counters SET n = n + ? WHERE org_id = ? AND period = ? AND meter = ?`
 	queryWebhookMonth = `SELECT count(*) FROM webhook_events WHERE org_id = ? AND received_at >= ? AND test = 0 AND replay_of IS NULL`
 )
 
-var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, queryCounter, insertCounter, updateCounter}
+var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, bumpCounter, insertCounter, updateCounter}
 
 // CheckQuota asks the installed gate whether org may add n of kind; without
 // a gate (billing off) it allows everything at no cost.
@@ -199,39 +199,30 @@ func PeriodBounds(period string) (start, end time.Time, err error) {
 	return start, start.AddDate(0, 1, 0), nil
 }
 
-// MonthlyCounterTx reads org's counter of meter for the month of tx.Now.
-// A missing counter is stored seeded with seed() (what the recorded data
-// already holds for the month), so turning billing on mid-month starts
-// from the truth rather than from zero.
-func MonthlyCounterTx(ctx context.Context, tx *Tx, orgID, meter string, seed func() (int64, error)) (int64, error) {
+// BumpMonthlyCounter adds n to org's counter of meter for the month of
+// tx.Now and returns the value after the bump, in one statement on the
+// common path. A missing counter is stored seeded with seed() (what the
+// recorded data already holds for the month), so turning billing on
+// mid-month starts from the truth rather than from zero.
+func BumpMonthlyCounter(ctx context.Context, tx *Tx, orgID, meter string, n int64, seed func() (int64, error)) (int64, error) {
 	period := Period(tx.Now)
-	var n int64
-	err := tx.queryRowFast(ctx, queryCounter, orgID, period, meter).Scan(&n)
+	var after int64
+	err := tx.queryRowFast(ctx, bumpCounter, n, orgID, period, meter).Scan(&after)
 	if !errors.Is(err, sql.ErrNoRows) {
-		return n, err
+		return after, err
 	}
-	if n, err = seed(); err != nil {
+	base, err := seed()
+	if err != nil {
 		return 0, err
 	}
-	_, err = tx.execFast(ctx, insertCounter, orgID, period, meter, n)
-	return n, err
+	_, err = tx.execFast(ctx, insertCounter, orgID, period, meter, base+n)
+	return base + n, err
 }
 
-// AddMonthlyCounter adds n to a counter MonthlyCounterTx created in tx.
-func AddMonthlyCounter(ctx context.Context, tx *Tx, orgID, meter string, n int64) error {
-	_, err := tx.execFast(ctx, updateCounter, n, orgID, Period(tx.Now), meter)
+// UnbumpMonthlyCounter takes back a bump the gate refused.
+func UnbumpMonthlyCounter(ctx context.Context, tx *Tx, orgID, meter string, n int64) error {
+	_, err := tx.execFast(ctx, updateCounter, -n, orgID, Period(tx.Now), meter)
 	return err
-}
-
-// MonthlyCounter reads a counter without changing it (0 when none yet).
-func (db *DB) MonthlyCounter(ctx context.Context, orgID, period, meter string) (int64, error) {
-	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT n FROM billing_counters WHERE org_id = ? AND period = ? AND meter = ?`,
-		orgID, period, meter).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return n, err
 }
 
 // CountWebhookEventsSince counts the deliveries an org received since t

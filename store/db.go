@@ -174,6 +174,9 @@ type Tx struct {
 	Now  time.Time
 	gate QuotaGate // see CheckQuota
 	db   *DB
+	// accounts caches billing accounts the gate read in this transaction
+	// (a group commit of webhook events asks once per org, not per event).
+	accounts map[string]BillingAccount
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,

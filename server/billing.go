@@ -82,7 +82,7 @@ func (s *Server) installBilling() error {
 		s.billing.Stripe = billing.NewStripe(s.cfg.StripeAPIKey, s.cfg.StripeAPIBase)
 	}
 	if s.billing.On() {
-		s.db.SetQuotaGate(s.billing.Gate)
+		return s.db.SetQuotaGate(s.billing.Gate)
 	}
 	return nil
 }

@@ -61,7 +61,21 @@ func (db *DB) FindBillingAccount(ctx context.Context, orgID string) (*BillingAcc
 // BillingAccountTx reads org's billing state inside a write transaction:
 // the quota gate's view, serialized with the create it guards.
 func BillingAccountTx(ctx context.Context, tx *Tx, orgID string) (*BillingAccount, error) {
-	return scanBillingAccount(tx.QueryRowContext(ctx, queryBillingAccount, orgID), orgID)
+	if a, ok := tx.accounts[orgID]; ok {
+		return &a, nil
+	}
+	a, err := scanBillingAccount(tx.queryRowFast(ctx, queryBillingAccount, orgID), orgID)
+	if err == nil {
+		tx.cacheAccount(a)
+	}
+	return a, err
+}
+
+func (tx *Tx) cacheAccount(a *BillingAccount) {
+	if tx.accounts == nil {
+		tx.accounts = map[string]BillingAccount{}
+	}
+	tx.accounts[a.OrgID] = *a
 }
 
 // FindBillingAccountByCustomer finds the org of a Stripe customer.
@@ -114,6 +128,7 @@ func (db *DB) UpdateBillingAccount(ctx context.Context, orgID string, fn func(tx
 			updated_at = excluded.updated_at`,
 			orgID, a.PlanID, a.Status, nullTS(a.PastDueSince), nullStr(a.PendingPlanID), a.PendingReason,
 			nullStr(a.StripeCustomerID), nullStr(a.StripeSubscriptionID), nullStr(a.StripePriceID), TS(a.UpdatedAt))
+		tx.cacheAccount(a)
 		out = a
 		return err
 	})

@@ -81,13 +81,52 @@ type QuotaGate func(ctx context.Context, tx *Tx, kind QuotaKind, orgID string, n
 
 // SetQuotaGate installs the gate every create consults (nil: no quotas,
 // billing off). Set it before serving.
-func (db *DB) SetQuotaGate(g QuotaGate) {
+func (db *DB) SetQuotaGate(g QuotaGate) error {
 	if g == nil {
 		db.gate.Store(nil)
-		return
+		return nil
+	}
+	// The gate's queries run inside hot create transactions: prepared once
+	// on the writer connection (parsing them again would cost more than
+	// running them).
+	if _, err := db.writerStmts(context.Background(), gateQueries...); err != nil {
+		return err
 	}
 	db.gate.Store(&g)
+	return nil
 }
+
+// queryRowFast runs a query of the write transaction through the writer's
+// prepared statement when there is one.
+func (tx *Tx) queryRowFast(ctx context.Context, q string, args ...any) *sql.Row {
+	if tx.db != nil {
+		if st, ok := tx.db.wstmts.Load(q); ok {
+			return tx.StmtContext(ctx, st.(*sql.Stmt)).QueryRowContext(ctx, args...)
+		}
+	}
+	return tx.QueryRowContext(ctx, q, args...)
+}
+
+func (tx *Tx) execFast(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if tx.db != nil {
+		if st, ok := tx.db.wstmts.Load(q); ok {
+			return tx.StmtContext(ctx, st.(*sql.Stmt)).ExecContext(ctx, args...)
+		}
+	}
+	return tx.ExecContext(ctx, q, args...)
+}
+
+const (
+	queryMembers = `SELECT (SELECT count(*) FROM org_members WHERE org_id = ?1) +
+		(SELECT count(*) FROM invitations WHERE org_id = ?1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?2)`
+	queryCount        = `SELECT COALESCE((SELECT n FROM billing_counts WHERE org_id = ? AND kind = ?), 0)`
+	bumpCounter       = `UPDATE billing_counters SET n = n + ? WHERE org_id = ? AND period = ? AND meter = ? RETURNING n`
+	insertCounter     = `INSERT INTO billing_counters (org_id, period, meter, n) VALUES (?,?,?,?)`
+	updateCounter     = `UPDATE billing_counters SET n = n + ? WHERE org_id = ? AND period = ? AND meter = ?`
+	queryWebhookMonth = `SELECT count(*) FROM webhook_events WHERE org_id = ? AND received_at >= ? AND test = 0 AND replay_of IS NULL`
+)
+
+var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, bumpCounter, insertCounter, updateCounter}
 
 // CheckQuota asks the installed gate whether org may add n of kind; without
 // a gate (billing off) it allows everything at no cost.
@@ -109,26 +148,31 @@ var quotaCounters sync.Map // QuotaKind -> QuotaCounter
 // QuotaChannels, orgID, 1) in the transaction that creates a channel.
 func RegisterQuotaCounter(kind QuotaKind, fn QuotaCounter) { quotaCounters.Store(kind, fn) }
 
+// row runs a counter query: prepared inside a write transaction, plain on a reader.
+func row(ctx context.Context, q Querier, query string, args ...any) *sql.Row {
+	if tx, ok := q.(*Tx); ok {
+		return tx.queryRowFast(ctx, query, args...)
+	}
+	return q.QueryRowContext(ctx, query, args...)
+}
+
 func init() {
-	count := func(query string) QuotaCounter {
-		return func(ctx context.Context, q Querier, orgID string, _ time.Time) (int64, error) {
+	// Projects, enabled tasks and connectors are counted by triggers
+	// (migration 0081): one row read whatever the org's size. Archived
+	// projects keep their data, so they count until deleted.
+	for _, k := range []QuotaKind{QuotaProjects, QuotaEnabledTasks, QuotaConnectors} {
+		RegisterQuotaCounter(k, func(ctx context.Context, q Querier, orgID string, _ time.Time) (int64, error) {
 			var n int64
-			err := q.QueryRowContext(ctx, query, orgID).Scan(&n)
+			err := row(ctx, q, queryCount, orgID, string(k)).Scan(&n)
 			return n, err
-		}
+		})
 	}
 	// Pending invitations hold a seat: accepting one never has to be refused.
 	RegisterQuotaCounter(QuotaMembers, func(ctx context.Context, q Querier, orgID string, now time.Time) (int64, error) {
 		var n int64
-		err := q.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM org_members WHERE org_id = ?1) +
-			(SELECT count(*) FROM invitations WHERE org_id = ?1 AND accepted_at IS NULL AND revoked_at IS NULL
-			AND expires_at > ?2)`, orgID, TS(now)).Scan(&n)
+		err := row(ctx, q, queryMembers, orgID, TS(now)).Scan(&n)
 		return n, err
 	})
-	// Archived projects keep their data, so they count until deleted.
-	RegisterQuotaCounter(QuotaProjects, count(`SELECT count(*) FROM projects WHERE org_id = ?`))
-	RegisterQuotaCounter(QuotaEnabledTasks, count(`SELECT count(*) FROM tasks WHERE org_id = ? AND enabled = 1`))
-	RegisterQuotaCounter(QuotaConnectors, count(`SELECT count(*) FROM connectors WHERE org_id = ?`))
 }
 
 // QuotaUse is the current use of a counted quota; ok is false for a kind
@@ -155,50 +199,37 @@ func PeriodBounds(period string) (start, end time.Time, err error) {
 	return start, start.AddDate(0, 1, 0), nil
 }
 
-// MonthlyCounterTx reads org's counter of meter for the month of tx.Now.
-// A missing counter is stored seeded with seed() (what the recorded data
-// already holds for the month), so turning billing on mid-month starts
-// from the truth rather than from zero.
-func MonthlyCounterTx(ctx context.Context, tx *Tx, orgID, meter string, seed func() (int64, error)) (int64, error) {
+// BumpMonthlyCounter adds n to org's counter of meter for the month of
+// tx.Now and returns the value after the bump, in one statement on the
+// common path. A missing counter is stored seeded with seed() (what the
+// recorded data already holds for the month), so turning billing on
+// mid-month starts from the truth rather than from zero.
+func BumpMonthlyCounter(ctx context.Context, tx *Tx, orgID, meter string, n int64, seed func() (int64, error)) (int64, error) {
 	period := Period(tx.Now)
-	var n int64
-	err := tx.QueryRowContext(ctx, `SELECT n FROM billing_counters WHERE org_id = ? AND period = ? AND meter = ?`,
-		orgID, period, meter).Scan(&n)
+	var after int64
+	err := tx.queryRowFast(ctx, bumpCounter, n, orgID, period, meter).Scan(&after)
 	if !errors.Is(err, sql.ErrNoRows) {
-		return n, err
+		return after, err
 	}
-	if n, err = seed(); err != nil {
+	base, err := seed()
+	if err != nil {
 		return 0, err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO billing_counters (org_id, period, meter, n) VALUES (?,?,?,?)`,
-		orgID, period, meter, n)
-	return n, err
+	_, err = tx.execFast(ctx, insertCounter, orgID, period, meter, base+n)
+	return base + n, err
 }
 
-// AddMonthlyCounter adds n to a counter MonthlyCounterTx created in tx.
-func AddMonthlyCounter(ctx context.Context, tx *Tx, orgID, meter string, n int64) error {
-	_, err := tx.ExecContext(ctx, `UPDATE billing_counters SET n = n + ? WHERE org_id = ? AND period = ? AND meter = ?`,
-		n, orgID, Period(tx.Now), meter)
+// UnbumpMonthlyCounter takes back a bump the gate refused.
+func UnbumpMonthlyCounter(ctx context.Context, tx *Tx, orgID, meter string, n int64) error {
+	_, err := tx.execFast(ctx, updateCounter, -n, orgID, Period(tx.Now), meter)
 	return err
-}
-
-// MonthlyCounter reads a counter without changing it (0 when none yet).
-func (db *DB) MonthlyCounter(ctx context.Context, orgID, period, meter string) (int64, error) {
-	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT n FROM billing_counters WHERE org_id = ? AND period = ? AND meter = ?`,
-		orgID, period, meter).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return n, err
 }
 
 // CountWebhookEventsSince counts the deliveries an org received since t
 // (test deliveries and replays are not new events).
 func CountWebhookEventsSince(ctx context.Context, q Querier, orgID string, since time.Time) (int64, error) {
 	var n int64
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM webhook_events WHERE org_id = ? AND received_at >= ?
-		AND test = 0 AND replay_of IS NULL`, orgID, TS(since)).Scan(&n)
+	err := q.QueryRowContext(ctx, queryWebhookMonth, orgID, TS(since)).Scan(&n)
 	return n, err
 }
 

@@ -178,6 +178,10 @@ type Tx struct {
 	*sql.Tx
 	Now  time.Time
 	gate QuotaGate // see CheckQuota
+	db   *DB
+	// accounts caches billing accounts the gate read in this transaction
+	// (a group commit of webhook events asks once per org, not per event).
+	accounts map[string]BillingAccount
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,
@@ -204,7 +208,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx, Now: db.Now().UTC()}
+	tx := &Tx{Tx: stx, Now: db.Now().UTC(), db: db}
 	if g := db.gate.Load(); g != nil {
 		tx.gate = *g
 	}

@@ -86,17 +86,17 @@ func (s *Service) Gate(ctx context.Context, tx *store.Tx, kind store.QuotaKind, 
 	if kind == store.QuotaWebhookEvents {
 		// The counter is kept even without a limit, so a later plan with one
 		// starts from this month's real count.
-		cur, err := store.MonthlyCounterTx(ctx, tx, orgID, string(kind), func() (int64, error) {
+		after, err := store.BumpMonthlyCounter(ctx, tx, orgID, string(kind), n, func() (int64, error) {
 			return store.CountWebhookEventsSince(ctx, tx, orgID, MonthStart(tx.Now))
 		})
-		if err != nil {
+		if err != nil || !limited || float64(after) <= limit {
 			return err
 		}
-		if limited && float64(cur+n) > limit {
-			return &store.QuotaError{Quota: kind, Plan: plan.ID, Limit: limit, Current: float64(cur),
-				RetryAfter: nextMonth(tx.Now).Sub(tx.Now)}
+		if err := store.UnbumpMonthlyCounter(ctx, tx, orgID, string(kind), n); err != nil {
+			return err
 		}
-		return store.AddMonthlyCounter(ctx, tx, orgID, string(kind), n)
+		return &store.QuotaError{Quota: kind, Plan: plan.ID, Limit: limit, Current: float64(after - n),
+			RetryAfter: nextMonth(tx.Now).Sub(tx.Now)}
 	}
 	if !limited {
 		return nil

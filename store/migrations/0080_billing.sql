@@ -70,7 +70,3 @@ CREATE TABLE billing_stripe_reports (
 	reported_at TEXT NOT NULL,
 	PRIMARY KEY (org_id, period, meter)
 );
-
--- The enabled-task quota counts one org's enabled tasks inside the create
--- transaction: this keeps that count index-only.
-CREATE INDEX tasks_org_enabled ON tasks(org_id, enabled);

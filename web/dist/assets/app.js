@@ -21,6 +21,7 @@ import * as audit from './audit.js';
 import * as account from './account.js';
 import * as knowledge from './knowledge.js';
 import * as channels from './channels.js';
+import * as billing from './billing.js';
 import { unmount } from './ui.js';
 
 const PROJECT_PREF = 'console.project';
@@ -46,6 +47,7 @@ const routes = [
   { re: /^\/settings(?:\/project)?$/, view: projectSettings, project: true, nav: '/settings' },
   { re: /^\/organization$/, view: orgSettings, project: false, nav: '/organization' },
   { re: /^\/audit$/, view: audit, project: false, nav: '/audit' },
+  { re: /^\/billing$/, view: billing, project: false, nav: '/billing' },
   { re: /^\/account$/, view: account, project: false, nav: '/account' },
 ];
 

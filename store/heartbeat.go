@@ -114,9 +114,19 @@ func scanHeartbeat(row rowScanner) (*HeartbeatCheck, error) {
 	return &c, nil
 }
 
+// MaxHeartbeatsPerProject caps a project's checks.
+const MaxHeartbeatsPerProject = 500
+
 // CreateHeartbeat stores a new check; DueAt and DeadlineAt are set by the caller.
 func (db *DB) CreateHeartbeat(ctx context.Context, c *HeartbeatCheck) error {
 	return db.Write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM heartbeat_checks WHERE project_id = ?`, c.ProjectID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= MaxHeartbeatsPerProject {
+			return &Error{Code: EConflict, Message: "too many heartbeat checks in this project", Reason: "heartbeat_limit"}
+		}
 		if c.TaskID != "" {
 			if _, err := findTask(ctx, tx, c.OrgID, c.ProjectID, c.TaskID); err != nil {
 				return &Error{Code: EInvalid, Message: "task_id: no such task in this project", Reason: "task_not_found"}

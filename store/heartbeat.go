@@ -114,8 +114,12 @@ func scanHeartbeat(row rowScanner) (*HeartbeatCheck, error) {
 	return &c, nil
 }
 
-// MaxHeartbeatsPerProject caps a project's checks.
-const MaxHeartbeatsPerProject = 500
+// MaxHeartbeatsPerProject caps a project's checks; HeartbeatPingsKept is
+// how many of a check's latest pings are kept.
+const (
+	MaxHeartbeatsPerProject = 500
+	HeartbeatPingsKept      = 200
+)
 
 // CreateHeartbeat stores a new check; DueAt and DeadlineAt are set by the caller.
 func (db *DB) CreateHeartbeat(ctx context.Context, c *HeartbeatCheck) error {
@@ -303,6 +307,12 @@ func (db *DB) RecordHeartbeatPing(ctx context.Context, tokenHash, kind string, n
 		c.LastPingAt, c.LastPingKind, c.UpdatedAt = &now, kind, now
 		if _, err := tx.ExecContext(ctx, `INSERT INTO heartbeat_pings (id, check_id, at, kind, duration_ms, miss) VALUES (?,?,?,?,?,?)`,
 			NewID(), c.ID, TS(now), kind, dur, miss); err != nil {
+			return err
+		}
+		// Only the latest pings are kept: a job pinging every minute would
+		// otherwise add half a million rows a year.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM heartbeat_pings WHERE check_id = ? AND at < (SELECT at FROM heartbeat_pings
+			WHERE check_id = ? ORDER BY at DESC LIMIT 1 OFFSET ?)`, c.ID, c.ID, HeartbeatPingsKept-1); err != nil {
 			return err
 		}
 		if err := saveHeartbeatStateTx(ctx, tx, c); err != nil {

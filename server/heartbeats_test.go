@@ -120,6 +120,9 @@ func TestHeartbeatMissOpensOneIncidentAcrossRestart(t *testing.T) {
 		t.Fatalf("after two fail pings: %v", incs)
 	}
 
+	if strings.Contains(env.Logs.String(), secret) || strings.Contains(env2.Logs.String(), secret) {
+		t.Fatal("the ping secret is in the log")
+	}
 	// Badge: public, no secret.
 	badge := anon2.must(200, "GET", strings.TrimPrefix(chk["badge_url"].(string), ""), nil)
 	if !strings.Contains(string(badge.Body), "down") || badge.Header.Get("Content-Type") != "image/svg+xml; charset=utf-8" {

@@ -12,6 +12,7 @@ import (
 	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/postmortem"
 	"github.com/opsagent/opsagent/store"
 )
@@ -158,6 +159,14 @@ func (s *Server) writePostmortem(ctx context.Context, orgID, projectID, incident
 	}
 	body, model, note := "", "", ""
 	provider, model, err := s.runner.Provider(ctx, orgID)
+	if err == nil {
+		// A project or org over its spending cap gets the facts alone.
+		if b := s.budgetFor(ctx, runner.RunInfo{OrgID: orgID, ProjectID: projectID}); b != nil {
+			if berr := b.Allow(llm.Usage{}, 0); berr != nil {
+				provider, err = nil, berr
+			}
+		}
+	}
 	if err == nil {
 		req := llm.Request{Model: model, System: postmortem.System(template), MaxTokens: 4096, Messages: []llm.Message{{Role: llm.RoleUser,
 			Content: "Fact sheet:\n\n" + sheet.Text() + "\nDraft the postmortem now."}}}

@@ -1,6 +1,6 @@
 // Package testsrv starts the real opsagent server inside a test: a loopback
-// port, a real SQLite file in a temp dir, the same server.New and Serve that
-// main runs. Tests then talk HTTP to it (internal/testkit has the calls).
+// port, a real SQLite file in a temp dir (or a PostgreSQL database of the
+// test's own: engine.go), the same server.New and Serve that main runs. Tests then talk HTTP to it (internal/testkit has the calls).
 package testsrv
 
 import (
@@ -58,7 +58,7 @@ func Start(tb testing.TB, dir string, o Options) *Server {
 		f(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := store.Open(ctx, dir+"/opsagent.db")
+	db, err := OpenStore(ctx, tb, dir)
 	if err != nil {
 		cancel()
 		tb.Fatalf("open store: %v", err)
@@ -67,6 +67,7 @@ func Start(tb testing.TB, dir string, o Options) *Server {
 	logger := o.Logger
 	if logger == nil {
 		s.Logs = &testkit.SyncBuffer{}
+		logErrorsOnFailure(tb, s.Logs)
 		logger = slog.New(slog.NewTextHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if s.Srv, err = server.New(cfg, server.Deps{DB: db, Logger: logger}); err != nil {

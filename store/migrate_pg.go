@@ -52,6 +52,7 @@ func (db *DB) CopyTo(ctx context.Context, dst *DB) (*CopyReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	tables = triggerKeptLast(tables) // migrate_pg_counts.go
 	err = dst.Write(ctx, func(tx *Tx) error {
 		for _, t := range tables {
 			if err := db.copyTable(ctx, tx, t); err != nil {
@@ -133,6 +134,9 @@ func (db *DB) tablesByDependency(ctx context.Context) ([]string, error) {
 
 // copyTable copies one table's rows, in rowid order, in batches.
 func (db *DB) copyTable(ctx context.Context, tx *Tx, table string) error {
+	if err := clearTriggerKept(ctx, tx, table); err != nil {
+		return err
+	}
 	rows, err := db.r.QueryContext(ctx, `SELECT * FROM "`+table+`"`)
 	if err != nil {
 		return err

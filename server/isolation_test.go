@@ -397,8 +397,11 @@ func takesIDs(rt *server.Route) bool {
 // real ids by every role and by API keys, answers exactly as it does for a
 // random id, never with success on an id-addressed route, and leaves the
 // other tenant's data untouched.
-func TestIsolationSweep(t *testing.T) {
-	env := newEnv(t, openSignup)
+func TestIsolationSweep(t *testing.T) { isolationSweep(t, newEnv(t, openSignup)) }
+
+// isolationSweep runs the sweep against env (one server, or a cluster behind
+// a proxy: pg_cluster_proxy_test.go).
+func isolationSweep(t *testing.T, env *testEnv) {
 	a := env.newTenant(t, "alpha")
 	b := env.newTenant(t, "bravo")
 

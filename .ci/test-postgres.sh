@@ -11,6 +11,6 @@ go test -count=1 -timeout 10m ./store/...
 shopt -s nullglob
 files=(server/auth_*_test.go server/tenancy_*_test.go server/isolation*_test.go server/tasks_test.go
   server/webhooks_test.go server/webhook_rules_test.go server/webhooks_match_test.go
-  server/apikey_lifecycle_test.go server/agent_policy_e2e_test.go server/chat_test.go server/pg_*_test.go)
+  server/apikey_lifecycle_test.go server/agent_policy_e2e_test.go server/chat_test.go)
 names=$(cat "${files[@]}" | sed -n 's/^func \(Test[A-Za-z0-9_]*\).*/\1/p' | sort -u | paste -sd'|')
 go test -count=1 -timeout 30m -run "^($names)\$" ./server/

@@ -7,10 +7,13 @@ import (
 )
 
 // registerClusterJobs adds the work servers sharing a PostgreSQL database do
-// for each other (nothing happens on the appliance): a server that died left
+// for each other (none on the appliance): a server that died left
 // its chat turns running; every other server looks for them, and fails those
 // no live server holds, so they show as interrupted and can be continued.
 func (s *Server) registerClusterJobs(r *scheduler.Runner) error {
+	if !s.db.Shared() {
+		return nil
+	}
 	return r.Add("orphaned-runs", "@every 30s", func(ctx context.Context) error {
 		n, err := s.db.SweepOrphanedChats(ctx, "interrupted: the server running this session stopped")
 		if n > 0 {

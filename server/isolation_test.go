@@ -90,7 +90,12 @@ func takesIDs(rt *server.Route) bool {
 // other tenant's data untouched.
 func TestIsolationSweep(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t, openSignup)
+	isolationSweep(t, newEnv(t, openSignup))
+}
+
+// isolationSweep runs the sweep against env (one server, or a cluster behind
+// a proxy: pg_cluster_proxy_test.go).
+func isolationSweep(t *testing.T, env *testEnv) {
 	a := env.newTenant(t, "alpha")
 	b := env.newTenant(t, "bravo")
 

@@ -28,6 +28,13 @@ func newCluster(t *testing.T, n int, opts ...func(*server.Config)) []*testEnv {
 			// and the token signing key (README, "Several servers").
 			copyDir(t, filepath.Join(nodes[0].Dir, "vault"), filepath.Join(dir, "vault"))
 			copyDir(t, filepath.Join(nodes[0].Dir, "keys"), filepath.Join(dir, "keys"))
+			// Mail: a cluster sends through --smtp-url; the tests read one outbox.
+			if err := os.MkdirAll(filepath.Join(nodes[0].Dir, "outbox"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(nodes[0].Dir, "outbox"), filepath.Join(dir, "outbox")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		envDatabases.Store(dir, u)
 		nodes = append(nodes, startEnv(t, dir, opts...))

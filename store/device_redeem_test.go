@@ -47,8 +47,8 @@ func TestRedeemDeviceGrant(t *testing.T) {
 	}{
 		{"NONE-1", PollUnknown, 0},
 		{"PEND-1", PollPending, 0},
-		{"PEND-1", PollSlowDown, time.Second},       // sooner than 3/4 of 5 s
-		{"PEND-1", PollPending, 8 * time.Second},    // the interval is 10 s now
+		{"PEND-1", PollSlowDown, time.Second},    // sooner than 3/4 of 5 s
+		{"PEND-1", PollPending, 8 * time.Second}, // the interval is 10 s now
 		{"DENY-1", PollDenied, 0},
 		{"OKAY-1", PollIssued, 0},
 		{"OKAY-1", PollConsumed, 0},

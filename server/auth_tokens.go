@@ -117,54 +117,32 @@ func (s *Server) handleRefresh(c *Ctx) error {
 	if !ok {
 		return unauthorized("Invalid refresh token")
 	}
-	h := auth.HashToken(tok)
-	var out *issued
-	var reused bool
-	err := s.db.Write(c.Context(), func(tx *store.Tx) error {
-		sess, err := store.FindAuthSessionTx(c.Context(), tx, sid)
-		if err != nil {
-			return unauthorized("Invalid refresh token")
-		}
-		if sess.RevokedAt != nil || !sess.ExpiresAt.After(tx.Now) {
-			return unauthorized("Session has ended; sign in again")
-		}
-		u, err := store.FindUserTx(c.Context(), tx, sess.UserID)
-		if err != nil {
-			return unauthorized("Session has ended; sign in again")
-		}
-		gen := sess.Generation
-		switch {
-		case subtle.ConstantTimeCompare(h, sess.RefreshHash) == 1:
-			gen++
-			next := s.signer.RefreshToken(sess.ID, sess.Salt, gen)
-			if err := store.RotateAuthSessionTx(c.Context(), tx, sess.ID, gen, auth.HashToken(next), sess.RefreshHash, s.clientIP(c.R), truncate(c.R.UserAgent(), 256)); err != nil {
-				return err
-			}
-			out = &issued{refresh: next}
-		case sess.PrevRefreshHash != nil && subtle.ConstantTimeCompare(h, sess.PrevRefreshHash) == 1 &&
-			sess.RotatedAt != nil && tx.Now.Sub(*sess.RotatedAt) <= refreshGrace:
-			out = &issued{refresh: s.signer.RefreshToken(sess.ID, sess.Salt, gen)}
-		default:
-			if s.isOlderGeneration(sess, tok) {
-				reused = true
-				return store.RevokeAuthSessionTx(c.Context(), tx, sess.ID, "refresh_reuse")
-			}
-			return unauthorized("Invalid refresh token")
-		}
-		org, err := s.orgForTokenTx(c.Context(), tx, u)
-		if err != nil {
-			return err
-		}
-		out.access, out.claims, err = s.signer.Issue(auth.TypeAccess, u.ID, sess.ID, org, tx.Now, accessTTL)
-		return err
+	// The store applies the state table in its own transaction, shared with
+	// concurrent refreshes (one fsync for a batch of rotations).
+	r, err := s.db.RefreshAuthSession(c.Context(), store.RefreshAttempt{
+		SessionID: sid, Presented: auth.HashToken(tok), IP: s.clientIP(c.R), UA: truncate(c.R.UserAgent(), 256),
+		Grace: refreshGrace, Hash: auth.HashToken,
+		Token: func(sess *store.AuthSession, gen int) string { return s.signer.RefreshToken(sess.ID, sess.Salt, gen) },
+		Older: func(sess *store.AuthSession) bool { return s.isOlderGeneration(sess, tok) },
 	})
 	if err != nil {
 		return err
 	}
-	if reused {
+	switch r.Outcome {
+	case store.RefreshInvalid:
+		return unauthorized("Invalid refresh token")
+	case store.RefreshEnded:
+		return unauthorized("Session has ended; sign in again")
+	case store.RefreshNoOrg:
+		return unauthorized("account has no organization")
+	case store.RefreshReused:
 		c.Audit("auth.refresh_reuse", "denied", "session", sid, nil)
 		s.clearAuthCookies(c.W)
 		return &store.Error{Code: store.EUnauthorized, Message: "Refresh token reuse detected; the session was revoked", Reason: "refresh_reuse"}
+	}
+	out := &issued{refresh: r.Refresh}
+	if out.access, out.claims, err = s.signer.Issue(auth.TypeAccess, r.UserID, sid, r.OrgID, r.Now, accessTTL); err != nil {
+		return err
 	}
 	return s.respondTokens(c, http.StatusOK, out)
 }

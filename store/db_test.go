@@ -150,3 +150,25 @@ func TestTimesRoundTripAndSort(t *testing.T) {
 		t.Fatal("zero time or id checks")
 	}
 }
+
+// The fixed-position reader agrees with time.Parse on the stored layout,
+// and hands anything else to it.
+func TestParseTSFixed(t *testing.T) {
+	for _, s := range []string{"2026-11-25T11:29:36.123456Z", "2024-02-29T23:59:59.000001Z", "1970-01-01T00:00:00.000000Z"} {
+		want, err := time.Parse(timeLayout, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ParseTS(s); !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("ParseTS(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for _, s := range []string{"2026-11-25T11:29:36Z", "2026-11-25T11:29:36.123+01:00", "2026-02-31T00:00:00.000000Z", "2026-1x-25T11:29:36.123456Z"} {
+		if _, ok := parseFixedTS(s); ok {
+			t.Errorf("parseFixedTS(%q) accepted a time outside the stored layout", s)
+		}
+	}
+	if got := ParseTS("2026-11-25T11:29:36.5+01:00"); !got.Equal(time.Date(2026, 11, 25, 10, 29, 36, 5e8, time.UTC)) {
+		t.Errorf("RFC 3339 fallback: %v", got)
+	}
+}

@@ -70,6 +70,10 @@ func (db *DB) CreateInvitation(ctx context.Context, inv *Invitation) error {
 			TS(tx.Now), inv.OrgID, inv.Email); err != nil {
 			return err
 		}
+		// A pending invitation holds a seat (after the one it replaces was revoked above).
+		if err := tx.CheckQuota(ctx, QuotaMembers, inv.OrgID, 1); err != nil {
+			return err
+		}
 		inv.ID, inv.CreatedAt = NewID(), tx.Now
 		_, err := tx.ExecContext(ctx, `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, expires_at, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, inv.ID, inv.OrgID, inv.Email, inv.Role, inv.TokenHash, inv.InvitedBy, TS(inv.ExpiresAt), TS(tx.Now))

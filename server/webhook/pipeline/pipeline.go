@@ -54,6 +54,9 @@ type Deps struct {
 	Archive func(ctx context.Context, inc *store.Incident)
 	Logger  *slog.Logger
 	Now     func() time.Time // the server's clock (tests move it)
+	// Windows finds the active maintenance window an event falls under
+	// (nil: no windows).
+	Windows func(orgID, projectID, provider string, at time.Time, alerts []webhook.Alert) *store.WindowMatch
 	// Telemetry hears of stored events, duplicates, verification failures
 	// and each group commit (nil: nothing is reported).
 	Telemetry telemetry.Webhooks

@@ -63,8 +63,8 @@ func scanApproval(row interface{ Scan(...any) error }) (*Approval, error) {
 	return &a, nil
 }
 
-// CreateApprovalTx opens an approval inside a caller's transaction.
-func CreateApprovalTx(ctx context.Context, tx *Tx, a *Approval) error {
+// createApprovalTx opens an approval inside a caller's transaction.
+func createApprovalTx(ctx context.Context, tx *Tx, a *Approval) error {
 	if a.ID == "" {
 		a.ID = NewID()
 	}
@@ -77,7 +77,7 @@ func CreateApprovalTx(ctx context.Context, tx *Tx, a *Approval) error {
 
 // CreateApproval opens an approval in its own transaction (tool calls).
 func (db *DB) CreateApproval(ctx context.Context, a *Approval) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateApprovalTx(ctx, tx, a) })
+	return db.Write(ctx, func(tx *Tx) error { return createApprovalTx(ctx, tx, a) })
 }
 
 // FindApproval returns one approval of a project. A pending approval past

@@ -16,16 +16,16 @@ func refreshFixture(t *testing.T, n int) (*DB, []*AuthSession) {
 	var out []*AuthSession
 	err := db.Write(ctx, func(tx *Tx) error {
 		u := &User{Email: "refresh@example.com", Name: "r"}
-		if err := CreateUserTx(ctx, tx, u); err != nil {
+		if err := createUserTx(ctx, tx, u); err != nil {
 			return err
 		}
-		if _, err := CreatePersonalOrgTx(ctx, tx, u); err != nil {
+		if _, err := createPersonalOrgTx(ctx, tx, u); err != nil {
 			return err
 		}
 		for i := 0; i < n; i++ {
 			s := &AuthSession{ID: NewID(), UserID: u.ID, Salt: []byte{byte(i)}, ExpiresAt: tx.Now.Add(time.Hour)}
 			s.RefreshHash = testHash(testToken(s, 0))
-			if err := CreateAuthSessionTx(ctx, tx, s); err != nil {
+			if err := createAuthSessionTx(ctx, tx, s); err != nil {
 				return err
 			}
 			out = append(out, s)

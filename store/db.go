@@ -35,6 +35,8 @@ type DB struct {
 	// wstmts: statements of hot write paths prepared once on the writer
 	// connection (see writerStmts); a transaction binds them with StmtContext.
 	wstmts sync.Map // string -> *sql.Stmt
+	// gate is the billing quota check creates run in their transaction (nil: billing off).
+	gate atomic.Pointer[QuotaGate]
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
@@ -174,7 +176,12 @@ func (db *DB) Reader() *sql.DB { return db.r }
 // writes carries the same time.
 type Tx struct {
 	*sql.Tx
-	Now time.Time
+	Now  time.Time
+	gate QuotaGate // see CheckQuota
+	db   *DB
+	// accounts caches billing accounts the gate read in this transaction
+	// (a group commit of webhook events asks once per org, not per event).
+	accounts map[string]BillingAccount
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,
@@ -201,7 +208,10 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx, Now: db.Now().UTC()}
+	tx := &Tx{Tx: stx, Now: db.Now().UTC(), db: db}
+	if g := db.gate.Load(); g != nil {
+		tx.gate = *g
+	}
 	if err := fn(tx); err != nil {
 		_ = stx.Rollback()
 		return err

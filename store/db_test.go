@@ -84,7 +84,7 @@ func TestWriteRollsBackOnError(t *testing.T) {
 	boom := errors.New("boom")
 	err := db.Write(ctx, func(tx *Tx) error {
 		u := &User{Email: "a@example.com", PasswordHash: "x"}
-		if err := CreateUserTx(ctx, tx, u); err != nil {
+		if err := createUserTx(ctx, tx, u); err != nil {
 			return err
 		}
 		return boom
@@ -97,7 +97,7 @@ func TestWriteRollsBackOnError(t *testing.T) {
 	}
 	// A duplicate address is a conflict with a reason, not a raw SQLite error.
 	for i := 0; i < 2; i++ {
-		err = db.Write(ctx, func(tx *Tx) error { return CreateUserTx(ctx, tx, &User{Email: "B@example.com", PasswordHash: "x"}) })
+		err = db.Write(ctx, func(tx *Tx) error { return createUserTx(ctx, tx, &User{Email: "B@example.com", PasswordHash: "x"}) })
 	}
 	if ErrorCode(err) != EConflict {
 		t.Fatalf("duplicate: got %v, want conflict", err)
@@ -110,7 +110,7 @@ func TestCachedReads(t *testing.T) {
 	db, _ := openTemp(t)
 	ctx := context.Background()
 	u := &User{Email: "c@example.com", PasswordHash: "x"}
-	if err := db.Write(ctx, func(tx *Tx) error { return CreateUserTx(ctx, tx, u) }); err != nil {
+	if err := db.Write(ctx, func(tx *Tx) error { return createUserTx(ctx, tx, u) }); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

@@ -110,8 +110,8 @@ func (db *DB) FindIncidents(ctx context.Context, f IncidentFilter) ([]Incident, 
 		f.Limit, f.Offset, scanIncident)
 }
 
-// AddTimelineTx appends an entry to an incident's timeline.
-func AddTimelineTx(ctx context.Context, tx *Tx, incidentID, kind, actor, text, data string) error {
+// addTimelineTx appends an entry to an incident's timeline.
+func addTimelineTx(ctx context.Context, tx *Tx, incidentID, kind, actor, text, data string) error {
 	_, err := tx.ExecContext(ctx, insertTimeline, NewID(), incidentID, TS(tx.Now), kind, nullStr(actor), text, orJSON(data, "{}"))
 	return err
 }
@@ -165,7 +165,7 @@ func transitionIncidentTx(ctx context.Context, tx *Tx, inc *Incident, to, actor,
 			return err
 		}
 	}
-	return AddTimelineTx(ctx, tx, inc.ID, "status", actor, to, "")
+	return addTimelineTx(ctx, tx, inc.ID, "status", actor, to, "")
 }
 
 // AnnotateIncident adds a note to an incident's timeline.

@@ -17,31 +17,31 @@ func listFixture(t *testing.T, n int) (db *DB, orgID, projA, projB string) {
 	never := func(*Task, time.Time) (*time.Time, error) { return nil, nil }
 	err := db.Write(ctx, func(tx *Tx) error {
 		u := &User{Email: "list@example.com", Name: "l"}
-		if err := CreateUserTx(ctx, tx, u); err != nil {
+		if err := createUserTx(ctx, tx, u); err != nil {
 			return err
 		}
 		o := &Organization{Name: "list"}
-		if err := CreateOrgTx(ctx, tx, o, u.ID); err != nil {
+		if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
 			return err
 		}
 		pa, pb := &Project{OrgID: o.ID, Name: "a"}, &Project{OrgID: o.ID, Name: "b"}
-		if err := CreateProjectTx(ctx, tx, pa); err != nil {
+		if err := createProjectTx(ctx, tx, pa); err != nil {
 			return err
 		}
-		if err := CreateProjectTx(ctx, tx, pb); err != nil {
+		if err := createProjectTx(ctx, tx, pb); err != nil {
 			return err
 		}
 		orgID, projA, projB = o.ID, pa.ID, pb.ID
 		for i := 0; i < n; i++ {
 			task := &Task{OrgID: o.ID, ProjectID: pa.ID, Name: fmt.Sprintf("task %d", i), Prompt: "secret prompt", Enabled: i%3 != 0,
 				MissedFirePolicy: "skip", OverlapPolicy: "queue", Timezone: "UTC", AgentType: "general"}
-			if err := CreateTaskTx(ctx, tx, task, never); err != nil {
+			if err := createTaskTx(ctx, tx, task, never); err != nil {
 				return err
 			}
 		}
 		other := &Task{OrgID: o.ID, ProjectID: pb.ID, Name: "task in b", Prompt: "p", Enabled: true,
 			MissedFirePolicy: "skip", OverlapPolicy: "queue", Timezone: "UTC", AgentType: "general"}
-		return CreateTaskTx(ctx, tx, other, never)
+		return createTaskTx(ctx, tx, other, never)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -124,8 +124,11 @@ func (db *DB) FindVisibleProject(ctx context.Context, v Viewer, projectID string
 	return &p, role, nil
 }
 
-// CreateProjectTx inserts p (OrgID and Name set), choosing a free slug in the org.
-func CreateProjectTx(ctx context.Context, tx *Tx, p *Project) error {
+// createProjectTx inserts p (OrgID and Name set), choosing a free slug in the org.
+func createProjectTx(ctx context.Context, tx *Tx, p *Project) error {
+	if err := tx.CheckQuota(ctx, QuotaProjects, p.OrgID, 1); err != nil {
+		return err
+	}
 	p.ID = NewID()
 	p.CreatedAt, p.UpdatedAt = tx.Now, tx.Now
 	if p.Settings == "" {
@@ -151,7 +154,7 @@ func CreateProjectTx(ctx context.Context, tx *Tx, p *Project) error {
 
 // CreateProject inserts p in its own transaction.
 func (db *DB) CreateProject(ctx context.Context, p *Project) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateProjectTx(ctx, tx, p) })
+	return db.Write(ctx, func(tx *Tx) error { return createProjectTx(ctx, tx, p) })
 }
 
 // ProjectPatch holds the changes of a project; nil means keep.

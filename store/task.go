@@ -113,11 +113,28 @@ func scanTask(row interface{ Scan(...any) error }) (*Task, error) {
 // CreateTask inserts t (OrgID and ProjectID set by the caller from the
 // authenticated context), filling ID, times and the next fire.
 func (db *DB) CreateTask(ctx context.Context, t *Task, next NextRunFunc) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateTaskTx(ctx, tx, t, next) })
+	return db.Write(ctx, func(tx *Tx) error { return createTaskTx(ctx, tx, t, next) })
 }
 
-// CreateTaskTx is CreateTask inside the caller's transaction.
-func CreateTaskTx(ctx context.Context, tx *Tx, t *Task, next NextRunFunc) error {
+// CreateTasks inserts several tasks in one transaction (all or none).
+func (db *DB) CreateTasks(ctx context.Context, ts []*Task, next NextRunFunc) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		for _, t := range ts {
+			if err := createTaskTx(ctx, tx, t, next); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// createTaskTx is CreateTask inside the caller's transaction.
+func createTaskTx(ctx context.Context, tx *Tx, t *Task, next NextRunFunc) error {
+	if t.Enabled {
+		if err := tx.CheckQuota(ctx, QuotaEnabledTasks, t.OrgID, 1); err != nil {
+			return err
+		}
+	}
 	t.ID = NewID()
 	t.CreatedAt, t.UpdatedAt = tx.Now, tx.Now
 	t.LastRunAt, t.LastStatus, t.LastSessionID, t.LastError = nil, "", "", ""
@@ -155,12 +172,18 @@ func (db *DB) UpdateTask(ctx context.Context, orgID, projectID, id string, patch
 		if err != nil {
 			return err
 		}
+		wasEnabled := t.Enabled
 		if patch.Apply(t) {
 			if t.NextRunAt, err = next(t, tx.Now); err != nil {
 				return err
 			}
 		} else if _, err := next(t, tx.Now); err != nil {
 			return err // still validate: an agent type or policy may have changed
+		}
+		if t.Enabled && !wasEnabled {
+			if err := tx.CheckQuota(ctx, QuotaEnabledTasks, orgID, 1); err != nil {
+				return err
+			}
 		}
 		t.UpdatedAt = tx.Now
 		_, err = tx.ExecContext(ctx, `UPDATE tasks SET name = ?, description = ?, prompt = ?, agent_type = ?, schedule = ?,

@@ -204,6 +204,16 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 					return err
 				}
 			}
+			// A new delivery counts against the org's monthly event quota
+			// (test deliveries and replays are not new events).
+			if !e.Test && e.ReplayOf == "" {
+				if err := tx.CheckQuota(ctx, QuotaWebhookEvents, e.OrgID, 1); IsQuotaError(err) {
+					out[i].Err = err
+					continue
+				} else if err != nil {
+					return err
+				}
+			}
 			if e.ID == "" {
 				e.ID = NewID()
 			}

@@ -1,17 +1,13 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testsrv"
 	"github.com/opsagent/opsagent/rag"
-	"github.com/opsagent/opsagent/server"
-	"github.com/opsagent/opsagent/store"
 )
 
 // The server listens while the knowledge index loads in the background
@@ -31,25 +27,9 @@ func TestKnowledgeIndexLoadingAnswers503ThenServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, filepath.Join(dir, "opsagent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second,
-		MailFrom: "opsagent <noreply@test>"}
-	logs := &bytes.Buffer{}
-	srv, err := server.New(cfg, server.Deps{DB: db, RAG: kb, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; kb.Close(); db.Close() })
-	env := &testEnv{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, DB: db, Dir: dir, Cfg: cfg, Logs: logs, now: time.Now().UTC()}
+	t.Cleanup(func() { kb.Close() }) // after the server stops (cleanups run last first)
+	ts := testsrv.Start(t, dir, testsrv.Options{RAG: kb})
+	env := &testEnv{t: t, URL: ts.URL, Srv: ts.Srv, DB: ts.DB, Dir: ts.Dir, Cfg: ts.Cfg, Logs: ts.Logs, now: time.Now().UTC(), close: ts.Close}
 
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")

@@ -36,7 +36,7 @@ func rowRatio(dir, what, path string, conns int, goal float64, nTasks int) (stri
 	if _, err := runWrk(nil, p.url(path), conns, 1, hdr...); err != nil { // warm-up
 		return "", err
 	}
-	var ratios, p99s []float64
+	var ratios, p99s, cpuRatios []float64
 	var roundsOut []string
 	for r := 0; r < *rounds; r++ {
 		var o, w wrkResult
@@ -55,6 +55,9 @@ func rowRatio(dir, what, path string, conns int, goal float64, nTasks int) (stri
 			return "", fmt.Errorf("opsagent answered %v non-2xx", o.non2xx)
 		}
 		ratios = append(ratios, o.rps/w.rps)
+		if o.cpuUS > 0 {
+			cpuRatios = append(cpuRatios, w.cpuUS/o.cpuUS)
+		}
 		p99s = append(p99s, float64(o.p99))
 		line := fmt.Sprintf("opsagent %s | bare %s | ratio %.2f", o, w, o.rps/w.rps)
 		fmt.Printf("  %s round %d: %s\n", path, r+1, line)
@@ -69,8 +72,8 @@ func rowRatio(dir, what, path string, conns int, goal float64, nTasks int) (stri
 	if nTasks > 0 {
 		p99 = fmt.Sprintf(", p99 %s", fmtDur(time.Duration(median(p99s))))
 	}
-	return fmt.Sprintf("| %s (21) | `.ci/bench.sh %s` | ratio %.2f median of %d (%s)%s, %s; load %s | >= %.2fx |",
-		what, rowName(path), m, len(ratios), strings.Join(roundsOut, "; "), p99, verdict, loadavg(), goal), nil
+	return fmt.Sprintf("| %s (21) | `.ci/bench.sh %s` | ratio %.2f median of %d (%s)%s; server CPU per request bare/opsagent %.2f, %s; load %s | >= %.2fx |",
+		what, rowName(path), m, len(ratios), strings.Join(roundsOut, "; "), p99, median(cpuRatios), verdict, loadavg(), goal), nil
 }
 
 func rowName(path string) string {

@@ -37,8 +37,10 @@ require (
 )
 
 require (
+	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/slack-go/slack v0.35.0
 	golang.org/x/text v0.43.0 // indirect
 )
 

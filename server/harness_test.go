@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -63,8 +64,11 @@ func startEnv(t testing.TB, dir string, opts ...func(*server.Config)) *testEnv {
 	env := &testEnv{t: t, now: time.Now().UTC()}
 	// The clock is installed before anything runs: swapping it later races
 	// with the background writers. UseClock only switches it to manual.
-	ts := testsrv.Start(t, dir, testsrv.Options{Clock: env.clock, Config: opts})
+	ts := testsrv.Start(t, dir, testsrv.Options{Clock: env.clock, Config: opts, OpenStore: func(ctx context.Context, dir string) (*store.DB, error) {
+		return openEnvStore(ctx, t, dir)
+	}})
 	env.URL, env.Srv, env.DB, env.Dir, env.Cfg, env.Logs, env.close = ts.URL, ts.Srv, ts.DB, ts.Dir, ts.Cfg, ts.Logs, ts.Close
+	logErrorsOnFailure(t, ts.Logs)
 	return env
 }
 

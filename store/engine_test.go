@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -63,7 +64,8 @@ func TestRebindSkipsLiteralsAndComments(t *testing.T) {
 
 // TestSchemasMatch migrates both engines and compares what each holds:
 // tables, columns (normalized type, NOT NULL, default), primary keys,
-// foreign keys and indexes (unique, columns, partial condition).
+// foreign keys, indexes (unique, columns, partial condition) and triggers
+// (by name: a SQLite trigger needs a PL/pgSQL twin in migrations_pg).
 func TestSchemasMatch(t *testing.T) {
 	lite, _ := func() (*DB, string) {
 		if storetest.Postgres() {
@@ -124,8 +126,12 @@ func normDefault(s string) string {
 func normWhere(s string) string {
 	s = strings.ToLower(s)
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "::text", ""), "!=", "<>")
-	return strings.NewReplacer("(", "", ")", "", " ", "", "\n", "", "\t", "").Replace(s)
+	s = strings.NewReplacer("(", "", ")", "", " ", "", "\n", "", "\t", "").Replace(s)
+	// PostgreSQL shows x IN (a, b) as x = ANY (ARRAY[a, b]).
+	return pgAnyArray.ReplaceAllString(s, "${1}in${2}")
 }
+
+var pgAnyArray = regexp.MustCompile(`(\w+)=anyarray\[([^\]]*)\]`)
 
 func sqliteSchema(ctx context.Context, db *DB) (map[string]string, error) {
 	out := map[string]string{}
@@ -226,6 +232,16 @@ func sqliteSchema(ctx context.Context, db *DB) (map[string]string, error) {
 			}
 			lines = append(lines, fmt.Sprintf("index %s unique=%v (%s) where %s", name, x.unique, strings.Join(cols, ","), where))
 		}
+		tr, err := db.r.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?`, tbl)
+		if err != nil {
+			return nil, err
+		}
+		for tr.Next() {
+			var n string
+			tr.Scan(&n)
+			lines = append(lines, "trigger "+n)
+		}
+		tr.Close()
 		sort.Strings(lines)
 		out[tbl] = strings.Join(lines, "\n")
 	}
@@ -313,6 +329,17 @@ func pgSchema(ctx context.Context, db *DB) (map[string]string, error) {
 			name = "(constraint)"
 		}
 		out[tbl] = append(out[tbl], fmt.Sprintf("index %s unique=%v (%s) where %s", name, unique, cols, normWhere(where)))
+	}
+	rows.Close()
+	rows, err = db.r.QueryContext(ctx, `SELECT DISTINCT event_object_table, trigger_name FROM information_schema.triggers
+		WHERE trigger_schema = 'public'`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var tbl, name string
+		rows.Scan(&tbl, &name)
+		out[tbl] = append(out[tbl], "trigger "+name)
 	}
 	rows.Close()
 	res := map[string]string{}

@@ -1,6 +1,6 @@
 // Package testsrv starts the real opsagent server inside a test: a loopback
-// port, a real SQLite file in a temp dir (or a PostgreSQL database of the
-// test's own: engine.go), the same server.New and Serve that main runs. Tests then talk HTTP to it (internal/testkit has the calls).
+// port, a real SQLite file in a temp dir, the same server.New and Serve that
+// main runs. Tests then talk HTTP to it (internal/testkit has the calls).
 package testsrv
 
 import (
@@ -40,6 +40,9 @@ type Options struct {
 	Config []func(*server.Config)
 	// RAG is the knowledge store (Deps.RAG); nil: the server opens its own.
 	RAG *rag.Store
+	// OpenStore, if set, opens the store instead of dir's SQLite file (the
+	// HTTP suite on PostgreSQL, and cluster nodes sharing one database).
+	OpenStore func(ctx context.Context, dir string) (*store.DB, error)
 }
 
 // Config is the configuration tests start from: loopback, 1 MiB bodies,
@@ -61,7 +64,11 @@ func Start(tb testing.TB, dir string, o Options) *Server {
 		f(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := OpenStore(ctx, tb, dir)
+	open := o.OpenStore
+	if open == nil {
+		open = func(ctx context.Context, dir string) (*store.DB, error) { return store.Open(ctx, dir+"/opsagent.db") }
+	}
+	db, err := open(ctx, dir)
 	if err != nil {
 		cancel()
 		tb.Fatalf("open store: %v", err)
@@ -70,7 +77,6 @@ func Start(tb testing.TB, dir string, o Options) *Server {
 	logger := o.Logger
 	if logger == nil {
 		s.Logs = &testkit.SyncBuffer{}
-		logErrorsOnFailure(tb, s.Logs)
 		logger = slog.New(slog.NewTextHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if s.Srv, err = server.New(cfg, server.Deps{DB: db, Logger: logger, RAG: o.RAG}); err != nil {

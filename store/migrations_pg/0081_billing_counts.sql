@@ -1,11 +1,5 @@
--- PostgreSQL twin of migrations/0081_billing_counts.sql (same table; TestSchemasMatch). SQLite's
--- trigger bodies become plpgsql trigger functions with the same effect: the counts of projects,
--- enabled tasks and connectors stay exact whichever path adds or removes a row (ON DELETE CASCADE
--- included: PostgreSQL fires row triggers for cascaded deletes too).
--- An increment is one upsert: two servers adding an org's first project at once cannot both
--- insert the row (SQLite's INSERT OR IGNORE + UPDATE relied on its single writer). A decrement
--- only updates, as on SQLite: after an org's delete removed its counts, the cascaded deletes of
--- its projects must not bring them back.
+-- PostgreSQL twin of migrations/0081_billing_counts.sql: the same table, and
+-- the same counts kept by triggers (PL/pgSQL functions here).
 CREATE TABLE billing_counts (
 	org_id TEXT NOT NULL,
 	kind TEXT NOT NULL,
@@ -17,70 +11,48 @@ INSERT INTO billing_counts (org_id, kind, n) SELECT org_id, 'projects', count(*)
 INSERT INTO billing_counts (org_id, kind, n) SELECT org_id, 'enabled_tasks', count(*) FROM tasks WHERE enabled = 1 GROUP BY org_id;
 INSERT INTO billing_counts (org_id, kind, n) SELECT org_id, 'connectors', count(*) FROM connectors GROUP BY org_id;
 
--- billing_count_add(org, kind, delta): the shared body of the triggers below.
-CREATE FUNCTION billing_count_add(p_org TEXT, p_kind TEXT, p_delta BIGINT) RETURNS void AS $$
-BEGIN
-	IF p_delta > 0 THEN
-		INSERT INTO billing_counts (org_id, kind, n) VALUES (p_org, p_kind, p_delta)
-			ON CONFLICT (org_id, kind) DO UPDATE SET n = billing_counts.n + EXCLUDED.n;
-	ELSE
-		UPDATE billing_counts SET n = n + p_delta WHERE org_id = p_org AND kind = p_kind;
-	END IF;
-END;
-$$ LANGUAGE plpgsql;
+-- billing_count_add(org, kind, delta): what each SQLite trigger body does.
+CREATE FUNCTION billing_count_add(o TEXT, k TEXT, d BIGINT) RETURNS void LANGUAGE sql AS $$
+	INSERT INTO billing_counts (org_id, kind, n) VALUES (o, k, 0) ON CONFLICT DO NOTHING;
+	UPDATE billing_counts SET n = n + d WHERE org_id = o AND kind = k;
+$$;
 
--- TG_ARGV[0] is the count's kind.
-CREATE FUNCTION billing_count_ins() RETURNS trigger AS $$
+CREATE FUNCTION billing_projects_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM billing_count_add(NEW.org_id, TG_ARGV[0], 1);
+	IF TG_OP = 'INSERT' THEN PERFORM billing_count_add(NEW.org_id, 'projects', 1);
+	ELSE UPDATE billing_counts SET n = n - 1 WHERE org_id = OLD.org_id AND kind = 'projects'; END IF;
 	RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
+END $$;
+CREATE TRIGGER billing_projects_ins AFTER INSERT ON projects FOR EACH ROW EXECUTE FUNCTION billing_projects_count();
+CREATE TRIGGER billing_projects_del AFTER DELETE ON projects FOR EACH ROW EXECUTE FUNCTION billing_projects_count();
 
-CREATE FUNCTION billing_count_del() RETURNS trigger AS $$
+CREATE FUNCTION billing_tasks_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM billing_count_add(OLD.org_id, TG_ARGV[0], -1);
-	RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
-
--- SQLite's billing_tasks_upd: when enabled flips, the row is made if missing, then moved by one
--- (so a disable, too, may make it, as SQLite's INSERT OR IGNORE + UPDATE did).
-CREATE FUNCTION billing_tasks_upd() RETURNS trigger AS $$
-BEGIN
-	IF NEW.enabled <> 0 THEN
-		PERFORM billing_count_add(NEW.org_id, 'enabled_tasks', 1);
-	ELSE
-		INSERT INTO billing_counts (org_id, kind, n) VALUES (NEW.org_id, 'enabled_tasks', -1)
-			ON CONFLICT (org_id, kind) DO UPDATE SET n = billing_counts.n - 1;
+	IF TG_OP = 'INSERT' THEN
+		IF NEW.enabled <> 0 THEN PERFORM billing_count_add(NEW.org_id, 'enabled_tasks', 1); END IF;
+	ELSIF TG_OP = 'DELETE' THEN
+		IF OLD.enabled <> 0 THEN UPDATE billing_counts SET n = n - 1 WHERE org_id = OLD.org_id AND kind = 'enabled_tasks'; END IF;
+	ELSIF OLD.enabled <> NEW.enabled THEN
+		PERFORM billing_count_add(NEW.org_id, 'enabled_tasks', CASE WHEN NEW.enabled <> 0 THEN 1 ELSE -1 END);
 	END IF;
 	RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
+END $$;
+CREATE TRIGGER billing_tasks_ins AFTER INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION billing_tasks_count();
+CREATE TRIGGER billing_tasks_del AFTER DELETE ON tasks FOR EACH ROW EXECUTE FUNCTION billing_tasks_count();
+CREATE TRIGGER billing_tasks_upd AFTER UPDATE OF enabled ON tasks FOR EACH ROW EXECUTE FUNCTION billing_tasks_count();
 
-CREATE FUNCTION billing_counts_org_del() RETURNS trigger AS $$
+CREATE FUNCTION billing_connectors_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN PERFORM billing_count_add(NEW.org_id, 'connectors', 1);
+	ELSE UPDATE billing_counts SET n = n - 1 WHERE org_id = OLD.org_id AND kind = 'connectors'; END IF;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER billing_connectors_ins AFTER INSERT ON connectors FOR EACH ROW EXECUTE FUNCTION billing_connectors_count();
+CREATE TRIGGER billing_connectors_del AFTER DELETE ON connectors FOR EACH ROW EXECUTE FUNCTION billing_connectors_count();
+
+CREATE FUNCTION billing_counts_org_gone() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	DELETE FROM billing_counts WHERE org_id = OLD.org_id;
 	RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
-
-CREATE TRIGGER billing_projects_ins AFTER INSERT ON projects
-	FOR EACH ROW EXECUTE FUNCTION billing_count_ins('projects');
-CREATE TRIGGER billing_projects_del AFTER DELETE ON projects
-	FOR EACH ROW EXECUTE FUNCTION billing_count_del('projects');
-
-CREATE TRIGGER billing_tasks_ins AFTER INSERT ON tasks
-	FOR EACH ROW WHEN (NEW.enabled <> 0) EXECUTE FUNCTION billing_count_ins('enabled_tasks');
-CREATE TRIGGER billing_tasks_del AFTER DELETE ON tasks
-	FOR EACH ROW WHEN (OLD.enabled <> 0) EXECUTE FUNCTION billing_count_del('enabled_tasks');
-CREATE TRIGGER billing_tasks_upd AFTER UPDATE OF enabled ON tasks
-	FOR EACH ROW WHEN (OLD.enabled <> NEW.enabled) EXECUTE FUNCTION billing_tasks_upd();
-
-CREATE TRIGGER billing_connectors_ins AFTER INSERT ON connectors
-	FOR EACH ROW EXECUTE FUNCTION billing_count_ins('connectors');
-CREATE TRIGGER billing_connectors_del AFTER DELETE ON connectors
-	FOR EACH ROW EXECUTE FUNCTION billing_count_del('connectors');
-
-CREATE TRIGGER billing_counts_org_del AFTER DELETE ON organizations
-	FOR EACH ROW EXECUTE FUNCTION billing_counts_org_del();
+END $$;
+CREATE TRIGGER billing_counts_org_del AFTER DELETE ON organizations FOR EACH ROW EXECUTE FUNCTION billing_counts_org_gone();

@@ -53,7 +53,9 @@ func TestResolvedIncidentGetsADraftCitingItsRecords(t *testing.T) {
 		"- the database was rebooted [" + invented + "]\n\n## Root cause (as known)\n\nunknown\n\n## Action items\n\n- add a latency runbook\n"))
 
 	c.must(200, "POST", "/api/incidents/"+incID+"/resolve", map[string]any{"summary": "restarted the api"})
-	pm := pollUntil(t, "the draft", func() map[string]any { return c.must(200, "GET", "/api/postmortems/"+incID, nil).JSON() },
+	// The draft starts in the background after the resolve: until its row is
+	// written the postmortem is a 404 (on PostgreSQL that window is wider).
+	pm := pollUntil(t, "the draft", func() map[string]any { return c.do("GET", "/api/postmortems/"+incID, nil).JSON() },
 		func(m map[string]any) bool { return m["status"] == "draft" })
 	md := pm["markdown"].(string)
 	for _, want := range []string{"[incident:" + incID + "]", "[approval:" + approval["id"].(string) + "]", "[timeline:" + alertEntry + "]",
@@ -108,7 +110,9 @@ func TestPostmortemWithoutModelDraftsFromFacts(t *testing.T) {
 	f.dispatch(t)
 	incID := incidentsOf(t, owner)[0]["id"].(string)
 	owner.must(200, "POST", "/api/incidents/"+incID+"/resolve", map[string]any{"summary": "went away"})
-	pm := pollUntil(t, "the draft", func() map[string]any { return owner.must(200, "GET", "/api/postmortems/"+incID, nil).JSON() },
+	// The draft starts in the background after the resolve: until its row is
+	// written the postmortem is a 404 (on PostgreSQL that window is wider).
+	pm := pollUntil(t, "the draft", func() map[string]any { return owner.do("GET", "/api/postmortems/"+incID, nil).JSON() },
 		func(m map[string]any) bool { return m["status"] == "draft" })
 	md := pm["markdown"].(string)
 	if pm["model"] != "" || !strings.Contains(md, "## What we saw") || !strings.Contains(md, "no model configured") ||

@@ -97,8 +97,11 @@ func (db *DB) SetQuotaGate(g QuotaGate) error {
 }
 
 // queryRowFast runs a query of the write transaction through the writer's
-// prepared statement when there is one.
+// prepared statement when there is one, detached from ctx's cancellation:
+// a point read by key takes microseconds, while a cancellable context costs
+// two watcher goroutines per query (see readRow).
 func (tx *Tx) queryRowFast(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if tx.db != nil {
 		if st, ok := tx.db.wstmts.Load(q); ok {
 			return tx.StmtContext(ctx, st.(*sql.Stmt)).QueryRowContext(ctx, args...)
@@ -108,6 +111,7 @@ func (tx *Tx) queryRowFast(ctx context.Context, q string, args ...any) *sql.Row 
 }
 
 func (tx *Tx) execFast(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if tx.db != nil {
 		if st, ok := tx.db.wstmts.Load(q); ok {
 			return tx.StmtContext(ctx, st.(*sql.Stmt)).ExecContext(ctx, args...)

@@ -168,3 +168,11 @@ func (db *DB) SetStripeReported(ctx context.Context, orgID, period, meter string
 		return err
 	})
 }
+
+// CountPastDue counts the orgs whose payment is past due: while it is 0,
+// no org can be read-only and writes skip the per-request account read.
+func (db *DB) CountPastDue(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM billing_accounts WHERE status = ?`, BillingPastDue).Scan(&n)
+	return n, err
+}

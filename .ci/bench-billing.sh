@@ -3,7 +3,7 @@
 # the same built binary twice, --billing off (no gate at all) against
 # --billing showback on a plan whose limits are high enough never to refuse
 # (so every create runs its check), alternated in the same run:
-#   [ROUTES="projects tasks ingest"] .ci/bench-billing.sh [runs] [seconds] [connections]   (defaults 4, 5, 16)
+#   [ROUTES="projects tasks ingest"] [SAME=1] .ci/bench-billing.sh [runs] [seconds] [connections]   (defaults 4, 5, 16)
 # Routes: POST /api/projects (projects quota), POST /api/tasks with
 # enabled=true (enabled-tasks quota) and webhook ingest (monthly events
 # counter bumped in the group commit). wrk's Lua counter makes every name and
@@ -63,7 +63,9 @@ LUA
   echo "$addr $tok $proj $pid"
 }
 read -r addrO tokO projO pidO < <(start off --billing off)
-read -r addrS tokS projS pidS < <(start showback --billing showback --billing-plans "$work/plans.json" --billing-default-plan bench)
+# SAME=1 starts the second server with --billing off too: the A/A noise floor.
+if [ -n "${SAME:-}" ]; then read -r addrS tokS projS pidS < <(start showback --billing off)
+else read -r addrS tokS projS pidS < <(start showback --billing showback --billing-plans "$work/plans.json" --billing-default-plan bench); fi
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user+system ticks of a server
 wrkrun() { # url script auth project pid -> "2xx/s, server CPU per 2xx request"
   local c0 c1

@@ -66,6 +66,10 @@ type Config struct {
 	StripeAPIKey        string
 	StripeWebhookSecret string
 	StripeAPIBase       string
+	// Chat channels: the platforms' API base URLs (tests and proxies point
+	// them elsewhere) and the least time between two edits of a streaming answer.
+	SlackAPIURL, TelegramAPIURL, WhatsAppAPIURL string
+	ChannelUpdateInterval                       time.Duration
 }
 
 // DefaultWebhookMaxBody is the webhook delivery limit when none is set.
@@ -111,6 +115,10 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	str(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires; unset serves /metrics to loopback only")
 	fs.DurationVar(&c.ConnectorHeartbeat, "connector-heartbeat", 10*time.Second, "how often connectors ping; one silent for 2.5 times this is lost and its commands end")
 	c.billingFlags(fs)
+	str(&c.SlackAPIURL, "slack-api-url", "https://slack.com/api/", "Slack Web API base URL (chat channels)")
+	str(&c.TelegramAPIURL, "telegram-api-url", "https://api.telegram.org", "Telegram Bot API base URL (chat channels)")
+	str(&c.WhatsAppAPIURL, "whatsapp-api-url", "https://graph.facebook.com/v21.0", "WhatsApp Cloud API base URL, with the Graph API version (chat channels)")
+	fs.DurationVar(&c.ChannelUpdateInterval, "channel-update-interval", time.Second, "least time between two edits of an answer streaming into a chat")
 	// Every flag names its twin in --help.
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + EnvName(f.Name) + ")" })
 }

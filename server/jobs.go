@@ -30,6 +30,13 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 			return err
 		}
 	}
+	// Heartbeat misses are noticed within this interval past their deadline.
+	if err := r.Add("heartbeats", "@every 15s", s.sweepHeartbeats); err != nil {
+		return err
+	}
+	if err := r.Add("channel-deliveries", "@every 1h", s.PurgeChannelDeliveries); err != nil {
+		return err
+	}
 	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }
 

@@ -50,7 +50,13 @@ func (s *Server) routeTable() []*Route {
 		s.integrationRoutes(),
 		s.integrationCheckRoutes(),
 		s.connectorRoutes(),
+		s.channelRoutes(),
+		s.taskChannelRoutes(),
 		s.commandRoutes(),
+		s.heartbeatRoutes(),
+		s.windowRoutes(),
+		s.ruleWhatIfRoutes(),
+		s.postmortemRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

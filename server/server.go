@@ -78,6 +78,10 @@ type Server struct {
 	connectors *connector.Hub
 	// billing: plans, quotas, metering, Stripe (billing*.go); never nil.
 	billing *billing.Service
+	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
+	beyond beyondState
+	// chans holds the chat channels' open clients (channels_runtime.go).
+	chans *channelHub
 	// bg tracks work requests hand off to run after their answer (mail).
 	bg sync.WaitGroup
 	// stopping ends when shutdown begins; stream requests run under it.
@@ -201,6 +205,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err := s.installBilling(); err != nil {
 		return nil, err
 	}
+	s.installChannels()
 	s.routes = s.routeTable()
 	s.installTenancy()
 	s.handler = s.buildHandler()

@@ -130,7 +130,9 @@ const (
 	queryWebhookMonth = `SELECT count(*) FROM webhook_events WHERE org_id = ? AND received_at >= ? AND test = 0 AND replay_of IS NULL`
 )
 
-var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, bumpCounter, insertCounter, updateCounter}
+const queryChannels = `SELECT count(*) FROM channels WHERE org_id = ?`
+
+var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, queryChannels, bumpCounter, insertCounter, updateCounter}
 
 // CheckQuota asks the installed gate whether org may add n of kind; without
 // a gate (billing off) it allows everything at no cost.
@@ -171,6 +173,12 @@ func init() {
 			return n, err
 		})
 	}
+	// An org's chat channels are few (at most MaxChannelsPerProject a project).
+	RegisterQuotaCounter(QuotaChannels, func(ctx context.Context, q Querier, orgID string, _ time.Time) (int64, error) {
+		var n int64
+		err := row(ctx, q, queryChannels, orgID).Scan(&n)
+		return n, err
+	})
 	// Pending invitations hold a seat: accepting one never has to be refused.
 	RegisterQuotaCounter(QuotaMembers, func(ctx context.Context, q Querier, orgID string, now time.Time) (int64, error) {
 		var n int64

@@ -20,24 +20,24 @@ func TestBillingCountsFollowRows(t *testing.T) {
 	}
 	err := db.Write(ctx, func(tx *Tx) error {
 		u := &User{Email: "count@example.com", Name: "c"}
-		if err := CreateUserTx(ctx, tx, u); err != nil {
+		if err := createUserTx(ctx, tx, u); err != nil {
 			return err
 		}
 		o := &Organization{Name: "count"}
-		if err := CreateOrgTx(ctx, tx, o, u.ID); err != nil {
+		if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
 			return err
 		}
 		org = o.ID
 		a, b := &Project{OrgID: org, Name: "a"}, &Project{OrgID: org, Name: "b"}
-		if err := CreateProjectTx(ctx, tx, a); err != nil {
+		if err := createProjectTx(ctx, tx, a); err != nil {
 			return err
 		}
-		if err := CreateProjectTx(ctx, tx, b); err != nil {
+		if err := createProjectTx(ctx, tx, b); err != nil {
 			return err
 		}
 		p1, p2 = a.ID, b.ID
 		for _, tk := range []*Task{task(p1, true), task(p1, false), task(p2, true), task(p2, true)} {
-			if err := CreateTaskTx(ctx, tx, tk, never); err != nil {
+			if err := createTaskTx(ctx, tx, tk, never); err != nil {
 				return err
 			}
 		}
@@ -85,12 +85,12 @@ func BenchmarkCreateProjectQuotaGate(b *testing.B) {
 			var org string
 			if err := db.Write(ctx, func(tx *Tx) error {
 				u := &User{Email: "gate@example.com", Name: "g"}
-				if err := CreateUserTx(ctx, tx, u); err != nil {
+				if err := createUserTx(ctx, tx, u); err != nil {
 					return err
 				}
 				o := &Organization{Name: "gate"}
 				org = o.ID
-				err := CreateOrgTx(ctx, tx, o, u.ID)
+				err := createOrgTx(ctx, tx, o, u.ID)
 				org = o.ID
 				return err
 			}); err != nil {

@@ -37,6 +37,9 @@ type DB struct {
 	wstmts sync.Map // string -> *sql.Stmt
 	// gate is the billing quota check creates run in their transaction (nil: billing off).
 	gate atomic.Pointer[QuotaGate]
+	// accounts caches billing accounts read inside write transactions (see
+	// BillingAccountTx); UpdateBillingAccount drops an org's entry in its own.
+	accounts sync.Map // org id -> BillingAccount
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
@@ -182,6 +185,9 @@ type Tx struct {
 	// accounts caches billing accounts the gate read in this transaction
 	// (a group commit of webhook events asks once per org, not per event).
 	accounts map[string]BillingAccount
+	// updating: this transaction writes a billing account, so what it reads
+	// must not reach the shared cache (it may still roll back).
+	updating bool
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,

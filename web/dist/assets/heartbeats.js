@@ -6,6 +6,9 @@ import { html, mount, useState, useLoad, Loaded, Form, Field, Button, Badge, Cop
 
 export function render(view) { mount(view, html`<${Heartbeats} />`); }
 
+// abs makes the server's path (no --base-url set) a URL a job can call.
+const abs = (u) => (u && u.startsWith('/') ? location.origin + u : u);
+
 function Heartbeats() {
   const r = useLoad((signal) => pj('/api/heartbeats', { signal }));
   const [made, setMade] = useState(null);
@@ -13,7 +16,8 @@ function Heartbeats() {
     const body = { name: d.name, grace_seconds: Number(d.grace_minutes) * 60 };
     if (d.kind === 'cron') Object.assign(body, { schedule: d.schedule, timezone: d.timezone || 'UTC' });
     else body.period_seconds = Number(d.period_minutes) * 60;
-    setMade(await pj('/api/heartbeats', { method: 'POST', body }));
+    const made = await pj('/api/heartbeats', { method: 'POST', body });
+    setMade({ ...made, ping_url: abs(made.ping_url) });
     r.reload();
   }
   return html`<${Page} title="Heartbeat checks" id="heartbeats-page">

@@ -16,6 +16,7 @@ var heavyOrTestOnly = []string{
 	"github.com/openai/openai-go",
 	"github.com/anthropics/anthropic-sdk-go",
 	"github.com/descope/virtualwebauthn",
+	"github.com/slack-go/slack", // slacktest only: linked in it cost 2.1 MB (BENCHMARKS.md, "Chat channels")
 	"github.com/stretchr/testify",
 	"github.com/aws/aws-sdk-go",
 	"google.golang.org/grpc",

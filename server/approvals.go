@@ -128,7 +128,18 @@ func (s *Server) decide(c *Ctx, decision string) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	a, err := s.db.DecideApproval(c.Context(), c.OrgID(), c.ProjectID(), id, decision, c.ID.UserID, req.Comment,
+	a, err := s.decideApproval(c, id, decision, req.Comment, nil)
+	if err != nil {
+		return err
+	}
+	return c.JSON(200, approvalOut(a))
+}
+
+// decideApproval decides an approval as the caller of c (console, API, MCP,
+// or a linked chat account through channels_decide.go); detail is added to
+// the audit event (the chat channel a decision came from).
+func (s *Server) decideApproval(c *Ctx, id, decision, comment string, detail map[string]any) (*store.Approval, error) {
+	a, err := s.db.DecideApproval(c.Context(), c.OrgID(), c.ProjectID(), id, decision, c.ID.UserID, comment,
 		func(ctx context.Context, tx *store.Tx, a *store.Approval) (string, error) {
 			h := s.approvalHandlers[a.Kind]
 			if h == nil {
@@ -137,14 +148,18 @@ func (s *Server) decide(c *Ctx, decision string) error {
 			return h(ctx, tx, a)
 		})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if decision == store.ApprovalApproved {
 		s.tasks.Wake()
 	}
-	c.Audit("approval."+decision, "success", "approval", id, map[string]any{"kind": a.Kind})
+	d := map[string]any{"kind": a.Kind}
+	for k, v := range detail {
+		d[k] = v
+	}
+	c.Audit("approval."+decision, "success", "approval", id, d)
 	s.toolCallDecided(c.Context(), a)
-	return c.JSON(200, approvalOut(a))
+	return a, nil
 }
 
 // approveWebhookEvent is the webhook_event kind's handler: approving

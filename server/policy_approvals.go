@@ -119,6 +119,7 @@ func (s *Server) openToolApproval(ctx context.Context, run runner.RunInfo, p *ag
 	}
 	s.audit(ctx, AuditEvent{Action: "approval.requested", Outcome: "success", OrgID: run.OrgID, ProjectID: run.ProjectID,
 		ActorUserID: run.UserID, TargetType: "approval", TargetID: a.ID, Detail: map[string]any{"tool": p.Call.Name, "session_id": run.SessionID}})
+	s.approvalOpenedInChat(run, a.ID)
 	return a.ID, nil
 }
 
@@ -166,6 +167,7 @@ func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, to
 
 // toolCallDecided continues the waiting session with the decision.
 func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
+	defer s.approvalDecidedInChat(a) // after the resume: the chat follows the continued turn
 	if a.Kind != store.ApprovalToolCall || a.SessionID == "" {
 		return // no session waits on a call made through POST /api/commands
 	}

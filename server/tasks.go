@@ -143,6 +143,7 @@ func (s *Server) newTaskScheduler(d Deps) *scheduler.Tasks {
 			exec = scheduler.Unconfigured{Err: errAgentNotInstalled}
 		}
 	}
+	exec = channelTaskExecutor{inner: exec, s: s} // run outcomes to the task's chat (channels_tasks.go)
 	return scheduler.NewTasks(s.db, scheduler.TaskOptions{Executor: exec, Now: func() time.Time { return s.Now() }, Logger: s.log.With("component", "tasks"), Telemetry: s.metrics})
 }
 

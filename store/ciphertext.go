@@ -23,6 +23,7 @@ var cipherColumns = []CipherColumn{
 	{Table: "secrets", ID: "id", CT: "ciphertext", KeyID: "key_id"},
 	{Table: "webhooks", ID: "task_id", CT: "secret_ct", KeyID: "secret_key_id"},
 	{Table: "webhooks", ID: "task_id", CT: "prev_secret_ct", KeyID: "prev_secret_key_id"},
+	{Table: "channels", ID: "id", CT: "credentials_ct", KeyID: "credentials_key_id"},
 }
 
 // CipherColumns returns every vault-encrypted column of the schema.

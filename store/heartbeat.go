@@ -288,7 +288,7 @@ func (db *DB) RecordHeartbeatPing(ctx context.Context, tokenHash, kind string, n
 			if c.Status == HeartbeatDown {
 				o.Duplicate = true
 				if c.IncidentID != "" {
-					if err := AddTimelineTx(ctx, tx, c.IncidentID, "alert", "", "another fail ping from "+c.Name, ""); err != nil {
+					if err := addTimelineTx(ctx, tx, c.IncidentID, "alert", "", "another fail ping from "+c.Name, ""); err != nil {
 						return err
 					}
 				}
@@ -409,7 +409,7 @@ func openMissTx(ctx context.Context, tx *Tx, c *HeartbeatCheck, o *HeartbeatOutc
 		return err
 	}
 	data := fmt.Sprintf(`{"heartbeat_check_id":%q,"miss":%d}`, c.ID, c.Misses)
-	if err := AddTimelineTx(ctx, tx, inc.ID, "alert", "", "heartbeat check "+c.Name+" "+why, data); err != nil {
+	if err := addTimelineTx(ctx, tx, inc.ID, "alert", "", "heartbeat check "+c.Name+" "+why, data); err != nil {
 		return err
 	}
 	c.IncidentID, o.OpenedID = inc.ID, inc.ID
@@ -433,7 +433,7 @@ func openMissTx(ctx context.Context, tx *Tx, c *HeartbeatCheck, o *HeartbeatOutc
 	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET session_id = ? WHERE id = ?`, s.ID, inc.ID); err != nil {
 		return err
 	}
-	return AddTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
+	return addTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
 }
 
 // resolveHeartbeatIncidentTx closes the incident of a miss when the check

@@ -206,12 +206,12 @@ func dispatchTargetTx(ctx context.Context, tx *Tx, e *WebhookEvent, t DispatchTa
 		a := &Approval{OrgID: e.OrgID, ProjectID: e.ProjectID, Kind: ApprovalWebhookEvent, Subject: string(subject),
 			Title: "Run " + task.Name + " for a " + e.Provider + " event", Reason: "routing rule " + quoteName(t.RuleName) + " requires approval",
 			RuleID: t.RuleID, EventID: e.ID, ExpiresAt: tx.Now.Add(t.ApprovalTTL)}
-		if err := CreateApprovalTx(ctx, tx, a); err != nil {
+		if err := createApprovalTx(ctx, tx, a); err != nil {
 			return it, err
 		}
 		it.Kind, it.ID, it.Status = "approval", a.ID, ApprovalPending
 		if inc != nil {
-			err = AddTimelineTx(ctx, tx, inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
+			err = addTimelineTx(ctx, tx, inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
 		}
 		return it, err
 	}
@@ -227,7 +227,7 @@ func dispatchTargetTx(ctx context.Context, tx *Tx, e *WebhookEvent, t DispatchTa
 				return it, err
 			}
 		}
-		err = AddTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
+		err = addTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
 	}
 	return it, err
 }

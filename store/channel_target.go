@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// ChannelTarget is where a task's runs post their approvals and outcome.
+type ChannelTarget struct {
+	ID           string
+	OrgID        string
+	ProjectID    string
+	ChannelID    string
+	TargetType   string // task
+	TargetID     string
+	Conversation string // Slack channel id, Telegram chat id, WhatsApp number
+	CreatedAt    time.Time
+}
+
+// SetChannelTarget makes t the chat target of its task (replacing one set
+// before). The channel must be of the same project.
+func (db *DB) SetChannelTarget(ctx context.Context, t *ChannelTarget) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM channels WHERE id = ? AND org_id = ? AND project_id = ?`,
+			t.ChannelID, t.OrgID, t.ProjectID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return NotFound("channel")
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM channel_targets WHERE project_id = ? AND target_type = ? AND target_id = ?`,
+			t.ProjectID, t.TargetType, t.TargetID); err != nil {
+			return err
+		}
+		t.ID, t.CreatedAt = NewID(), tx.Now
+		_, err := tx.ExecContext(ctx, `INSERT INTO channel_targets (id, org_id, project_id, channel_id, target_type, target_id, conversation, created_at)
+			VALUES (?,?,?,?,?,?,?,?)`, t.ID, t.OrgID, t.ProjectID, t.ChannelID, t.TargetType, t.TargetID, t.Conversation, TS(tx.Now))
+		return err
+	})
+}
+
+// FindChannelTarget returns the chat target of a task of the tenant's project.
+func (db *DB) FindChannelTarget(ctx context.Context, orgID, projectID, targetType, targetID string) (*ChannelTarget, error) {
+	var t ChannelTarget
+	var created string
+	err := db.r.QueryRowContext(ctx, `SELECT id, org_id, project_id, channel_id, target_type, target_id, conversation, created_at
+		FROM channel_targets WHERE org_id = ? AND project_id = ? AND target_type = ? AND target_id = ?`, orgID, projectID, targetType, targetID).
+		Scan(&t.ID, &t.OrgID, &t.ProjectID, &t.ChannelID, &t.TargetType, &t.TargetID, &t.Conversation, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFound("channel target")
+	}
+	t.CreatedAt = ParseTS(created)
+	return &t, err
+}
+
+// DeleteChannelTarget removes a task's chat target.
+func (db *DB) DeleteChannelTarget(ctx context.Context, orgID, projectID, targetType, targetID string) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM channel_targets WHERE org_id = ? AND project_id = ? AND target_type = ? AND target_id = ?`,
+			orgID, projectID, targetType, targetID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return NotFound("channel target")
+		}
+		return nil
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
 
@@ -47,7 +48,7 @@ func TestAlertmanagerSilenceOnDebianAlertmanager(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "alertmanager.yml"), "--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
-	out := &lockedWriter{w: &strings.Builder{}}
+	out := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestAlertmanagerSilenceOnDebianAlertmanager(t *testing.T) {
 	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
 	for deadline := time.Now().Add(20 * time.Second); amSilences(t, addr) == nil; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("alertmanager did not start: %s", out.w)
+			t.Fatalf("alertmanager did not start: %s", out.String())
 		}
 	}
 

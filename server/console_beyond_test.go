@@ -64,6 +64,10 @@ func TestConsoleBeyondPages(t *testing.T) {
 	}
 	waitJS(t, ctx, "the active window", textHas(`#windows-table`, "active"))
 	visit(t, ctx, "maintenance-windows", W, H)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#windows-table button.window-end`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the window ended", textHas(`#windows-table`, "inactive"))
 
 	clickNav(t, ctx, "/rules-what-if")
 	if err := chromedp.Do(ctx,

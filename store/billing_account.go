@@ -70,7 +70,7 @@ func BillingAccountTx(ctx context.Context, tx *Tx, orgID string) (*BillingAccoun
 	if a, ok := tx.accounts[orgID]; ok {
 		return &a, nil
 	}
-	if tx.db != nil && !tx.updating {
+	if tx.db != nil && !tx.updating && tx.db.accountCacheShared() {
 		if v, ok := tx.db.accounts.Load(orgID); ok {
 			a := v.(BillingAccount)
 			return &a, nil
@@ -79,7 +79,7 @@ func BillingAccountTx(ctx context.Context, tx *Tx, orgID string) (*BillingAccoun
 	a, err := scanBillingAccount(tx.queryRowFast(ctx, queryBillingAccount, orgID), orgID)
 	if err == nil {
 		tx.cacheAccount(a)
-		if tx.db != nil && !tx.updating {
+		if tx.db != nil && !tx.updating && tx.db.accountCacheShared() {
 			tx.db.accounts.Store(orgID, *a)
 		}
 	}

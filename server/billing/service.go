@@ -44,7 +44,12 @@ func (s *Service) RefreshPastDue(ctx context.Context) error {
 }
 
 // MaybeReadOnly is false when no org is past due, so none can be read-only.
-func (s *Service) MaybeReadOnly() bool { return s.On() && s.pastDue.Load() > 0 }
+// Servers sharing a PostgreSQL database always check: a Stripe event that
+// makes an org past due may reach another server, whose count this one
+// never refreshes.
+func (s *Service) MaybeReadOnly() bool {
+	return s.On() && (s.pastDue.Load() > 0 || s.DB.Shared())
+}
 
 // On reports whether plans and quotas apply (showback or stripe).
 func (s *Service) On() bool { return s != nil && s.Mode != ModeOff }

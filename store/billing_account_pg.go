@@ -1,0 +1,10 @@
+package store
+
+// accountCacheShared reports whether BillingAccountTx may keep accounts in
+// the DB's cache across transactions. That cache is exact on SQLite only,
+// where write transactions run one at a time on one writer connection. On
+// PostgreSQL write transactions run concurrently (one may read the old
+// account after an update dropped it, and cache it after that update
+// commits) and other servers update accounts this one never hears of: every
+// transaction reads the row (its quota check then sees the plan in force).
+func (db *DB) accountCacheShared() bool { return !db.pg }

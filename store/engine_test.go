@@ -47,6 +47,7 @@ func TestRebindSkipsLiteralsAndComments(t *testing.T) {
 		AND c = ? /* ? */ AND "d?" = ?`: `SELECT a FROM t WHERE a = $1 AND b = '?' -- why?
 		AND c = $2 /* ? */ AND "d?" = $3`,
 		`SELECT 'it''s ?', ?`:                                        `SELECT 'it''s ?', $1`,
+		`SELECT ?1 + ?2, ?1`:                                         `SELECT $1 + $2, $1`,
 		`INSERT OR IGNORE INTO k (a, b) VALUES (?, ?)`:               `INSERT INTO k (a, b) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
 		`INSERT OR IGNORE INTO k (a) VALUES (?) RETURNING a`:         `INSERT INTO k (a) VALUES ($1) ON CONFLICT DO NOTHING RETURNING a`,
 		`SELECT id FROM t WHERE json_extract(subject, '$.args') = ?`: `SELECT id FROM t WHERE (subject::jsonb ->> 'args') = $1`,

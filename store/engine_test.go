@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -123,10 +124,14 @@ func normDefault(s string) string {
 	return strings.Trim(s, "()")
 }
 
+// pgAnyArray is how PostgreSQL prints x IN (a, b): x = ANY (ARRAY[a, b]).
+var pgAnyArray = regexp.MustCompile(`=anyarray\[(.*?)\]`)
+
 func normWhere(s string) string {
 	s = strings.ToLower(s)
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "::text", ""), "!=", "<>")
-	return strings.NewReplacer("(", "", ")", "", " ", "", "\n", "", "\t", "").Replace(s)
+	s = strings.NewReplacer("(", "", ")", "", " ", "", "\n", "", "\t", "").Replace(s)
+	return pgAnyArray.ReplaceAllString(s, "in$1")
 }
 
 func sqliteSchema(ctx context.Context, db *DB) (map[string]string, error) {

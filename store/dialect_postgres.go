@@ -66,8 +66,8 @@ func pgSQL(query string) string {
 	return q
 }
 
-// rebind numbers ? placeholders as $1, $2, ... outside string literals,
-// quoted identifiers and comments.
+// rebind numbers ? placeholders as $1, $2, ... (and turns ?N into $N)
+// outside string literals, quoted identifiers and comments.
 func rebind(q string) string {
 	if !strings.Contains(q, "?") {
 		return q
@@ -107,6 +107,9 @@ func rebind(q string) string {
 			}
 			b.WriteString(q[i:end])
 			i = end - 1
+		case c == '?' && i+1 < len(q) && q[i+1] >= '0' && q[i+1] <= '9':
+			// ?NNN, SQLite's numbered parameter, is PostgreSQL's $NNN.
+			b.WriteByte('$')
 		case c == '?':
 			n++
 			b.WriteByte('$')

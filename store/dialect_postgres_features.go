@@ -12,12 +12,6 @@ import (
 // engine's own list and this one change independently.
 
 func init() {
-	// billing_quota.go: SQLite's numbered placeholders (?1 used twice) are
-	// PostgreSQL's $1.
-	pgRewrites = append(pgRewrites, struct {
-		re   *regexp.Regexp
-		with string
-	}{regexp.MustCompile(`\?(\d+)\b`), `$$${1}`})
 	// channel_thread.go: an approval's chat message is recorded again when
 	// it is re-posted (same approval, channel and conversation).
 	addReplaceInto("channel_approval_messages", []string{"approval_id", "channel_id", "conversation"},

@@ -7,7 +7,6 @@ func TestPgRewritesOfFeatures(t *testing.T) {
 	for in, want := range map[string]string{
 		`INSERT OR REPLACE INTO channel_approval_messages (approval_id, channel_id, conversation, message_ref, created_at)
 			VALUES (?,?,?,?,?)`: `INSERT INTO channel_approval_messages (approval_id, channel_id, conversation, message_ref, created_at) VALUES ($1,$2,$3,$4,$5) ON CONFLICT (approval_id, channel_id, conversation) DO UPDATE SET message_ref = EXCLUDED.message_ref, created_at = EXCLUDED.created_at`,
-		`SELECT (SELECT count(*) FROM m WHERE org_id = ?1) + (SELECT count(*) FROM i WHERE org_id = ?1 AND at > ?2)`: `SELECT (SELECT count(*) FROM m WHERE org_id = $1) + (SELECT count(*) FROM i WHERE org_id = $1 AND at > $2)`,
 	} {
 		if got := pgSQL(in); got != want {
 			t.Errorf("pgSQL(%q)\n got %q\nwant %q", in, got, want)

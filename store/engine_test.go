@@ -48,6 +48,7 @@ func TestRebindSkipsLiteralsAndComments(t *testing.T) {
 		AND c = ? /* ? */ AND "d?" = ?`: `SELECT a FROM t WHERE a = $1 AND b = '?' -- why?
 		AND c = $2 /* ? */ AND "d?" = $3`,
 		`SELECT 'it''s ?', ?`:                                        `SELECT 'it''s ?', $1`,
+		`SELECT ?1 + ?2, ?1`:                                         `SELECT $1 + $2, $1`,
 		`INSERT OR IGNORE INTO k (a, b) VALUES (?, ?)`:               `INSERT INTO k (a, b) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
 		`INSERT OR IGNORE INTO k (a) VALUES (?) RETURNING a`:         `INSERT INTO k (a) VALUES ($1) ON CONFLICT DO NOTHING RETURNING a`,
 		`SELECT id FROM t WHERE json_extract(subject, '$.args') = ?`: `SELECT id FROM t WHERE (subject::jsonb ->> 'args') = $1`,
@@ -123,15 +124,15 @@ func normDefault(s string) string {
 	return strings.Trim(s, "()")
 }
 
+// pgAnyArray is how PostgreSQL prints x IN (a, b): x = ANY (ARRAY[a, b]).
+var pgAnyArray = regexp.MustCompile(`=anyarray\[(.*?)\]`)
+
 func normWhere(s string) string {
 	s = strings.ToLower(s)
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "::text", ""), "!=", "<>")
 	s = strings.NewReplacer("(", "", ")", "", " ", "", "\n", "", "\t", "").Replace(s)
-	// PostgreSQL shows x IN (a, b) as x = ANY (ARRAY[a, b]).
-	return pgAnyArray.ReplaceAllString(s, "${1}in${2}")
+	return pgAnyArray.ReplaceAllString(s, "in$1")
 }
-
-var pgAnyArray = regexp.MustCompile(`(\w+)=anyarray\[([^\]]*)\]`)
 
 func sqliteSchema(ctx context.Context, db *DB) (map[string]string, error) {
 	out := map[string]string{}

@@ -9,7 +9,7 @@ import (
 // The active-run check seeks the partial index of active sessions instead
 // of walking every session of the task (a webhook records one per alert).
 func TestActiveRunCheckSeeksItsIndex(t *testing.T) {
-	sqliteOnly(t) // SQLite's planner; PostgreSQL has the same partial index (migrations_pg/0047)
+	sqliteOnly(t) // SQLite's planner; PostgreSQL plans with statistics
 	db, _ := openTemp(t)
 	if SessionPending != "pending" || SessionRunning != "running" {
 		t.Fatal("queryTaskActiveRun spells the active statuses literally; update it")

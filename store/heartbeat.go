@@ -321,21 +321,11 @@ func saveHeartbeatStateTx(ctx context.Context, tx *Tx, c *HeartbeatCheck) error 
 // moves in its own guarded transaction, so a crash between two leaves the
 // first recorded exactly once and the second still due.
 func (db *DB) SweepHeartbeats(ctx context.Context, limit int) ([]HeartbeatOutcome, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM heartbeat_checks WHERE status != 'down' AND enabled = 1 AND deadline_at <= ?
+	ids, err := queryStrings(ctx, db.r, `SELECT id FROM heartbeat_checks WHERE status != 'down' AND enabled = 1 AND deadline_at <= ?
 		ORDER BY deadline_at LIMIT ?`, TS(db.Now()), limit)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
 	var out []HeartbeatOutcome
 	for _, id := range ids {
 		var o *HeartbeatOutcome

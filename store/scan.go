@@ -1,6 +1,9 @@
 package store
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+)
 
 // rowScanner is what the scanX helpers read from: a *sql.Row or *sql.Rows.
 type rowScanner = interface{ Scan(...any) error }
@@ -25,6 +28,26 @@ func collectPtrs[T any](rows *sql.Rows, scan func(rowScanner) (*T, error)) ([]*T
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// queryStrings runs a query of one text column (ids, mostly) and returns its
+// values, nil when there are none. The rows are closed when it returns, so a
+// transaction may write next.
+func queryStrings(ctx context.Context, q Querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

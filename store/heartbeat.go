@@ -199,14 +199,7 @@ func (db *DB) UpdateHeartbeat(ctx context.Context, orgID, projectID, id string, 
 // DeleteHeartbeat removes a check and its pings.
 func (db *DB) DeleteHeartbeat(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM heartbeat_checks WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("heartbeat check")
-		}
-		return nil
+		return execOne(ctx, tx, "heartbeat check", `DELETE FROM heartbeat_checks WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
 	})
 }
 

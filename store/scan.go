@@ -54,3 +54,17 @@ func queryStrings(ctx context.Context, q Querier, query string, args ...any) ([]
 	}
 	return out, rows.Err()
 }
+
+// execOne runs a statement that must change a row (a delete or update by id
+// within a tenant's scope); none changed is NotFound(what), like any other
+// tenant's id.
+func execOne(ctx context.Context, q Querier, what, query string, args ...any) error {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return NotFound(what)
+	}
+	return nil
+}

@@ -59,14 +59,7 @@ func (db *DB) FindChannelTarget(ctx context.Context, orgID, projectID, targetTyp
 // DeleteChannelTarget removes a task's chat target.
 func (db *DB) DeleteChannelTarget(ctx context.Context, orgID, projectID, targetType, targetID string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM channel_targets WHERE org_id = ? AND project_id = ? AND target_type = ? AND target_id = ?`,
+		return execOne(ctx, tx, "channel target", `DELETE FROM channel_targets WHERE org_id = ? AND project_id = ? AND target_type = ? AND target_id = ?`,
 			orgID, projectID, targetType, targetID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("channel target")
-		}
-		return nil
 	})
 }

@@ -139,6 +139,7 @@ func (s *Server) approvalDecidedInChat(a *store.Approval) {
 	if s.chans == nil {
 		return
 	}
+	s.ruleApprovedToChat(context.Background(), a)
 	s.channelBackground(2*time.Minute, func(ctx context.Context) {
 		card := s.approvalCard(ctx, a)
 		msgs, err := s.db.FindChannelApprovalMessages(ctx, a.OrgID, a.ID)

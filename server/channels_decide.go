@@ -57,6 +57,9 @@ func (s *Server) channelDecision(c *Ctx, rt *channelRT, in channels.Inbound) err
 		return s.refuseInChat(c, rt, in, err, "Your opsagent role in this project does not allow deciding approvals.")
 	}
 	if in.Kind == channels.KindCommentUI {
+		if in.CallbackID != "" {
+			s.answerCallback(rt, in.CallbackID, true)
+		}
 		if oc, ok := rt.client.(interface {
 			OpenComment(ctx context.Context, triggerID, approvalID, conversation, cardTS string) error
 		}); ok {

@@ -172,3 +172,33 @@ func TestTelegramGroupRepliesAndForumTopics(t *testing.T) {
 		t.Fatalf("the model was asked %d times, want 3 (the unaddressed message ignored)", n)
 	}
 }
+
+// Telegram has no dialogs: "Deny with comment" asks for a reply, and the
+// reply denies with its text as the comment.
+func TestTelegramDenyWithCommentByReply(t *testing.T) {
+	args := `{"command": "` + echoHello + `", "target": "server"}`
+	ce := newChannelEnv(t, llmfake.ToolCall("run_command", args), llmfake.Text("Not run, as you asked."))
+	chID := ce.owner.must(201, "POST", "/api/channels", map[string]any{"platform": "telegram", "name": "tg",
+		"credentials": map[string]any{"bot_token": telegramToken, "secret_token": "s3"}}).JSON()["id"].(string)
+	code := ce.owner.must(201, "POST", "/api/channels/"+chID+"/link-codes", nil).JSON()["code"].(string)
+	telegramPost(ce.env, chID, "s3", fixture(t, "telegram/message.json", map[string]any{"update_id": 1, "message.text": "/link " + code}))
+	telegramPost(ce.env, chID, "s3", fixture(t, "telegram/message.json", map[string]any{"update_id": 2, "message.text": "say hello on the server"}))
+	ce.telegram.waitFor("the card with its three buttons", method("sendMessage", "Approval needed", `"c:`, "Deny with comment"))
+	id := ce.owner.must(200, "GET", "/api/approvals?status=pending", nil).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
+
+	telegramPost(ce.env, chID, "s3", fixture(t, "telegram/callback_query.json", map[string]any{"update_id": 3, "callback_query.data": "c:" + id,
+		"callback_query.message": map[string]any{"message_id": 9, "chat": map[string]any{"id": 1111111, "type": "private"}}}))
+	prompt := ce.telegram.waitFor("the comment prompt", method("sendMessage", "Reply to this message", id, "force_reply"))
+	if a := ce.owner.must(200, "GET", "/api/approvals/"+id, nil).JSON(); a["status"] != "pending" {
+		t.Fatalf("asking for a comment decides nothing: %v", a)
+	}
+	reply := fixture(t, "telegram/message.json", map[string]any{"update_id": 4, "message.text": "not during the freeze",
+		"message.reply_to_message": map[string]any{"message_id": mustAtoi(t, tgRef(prompt)), "chat": map[string]any{"id": 1111111, "type": "private"},
+			"from": map[string]any{"id": 123456, "is_bot": true, "first_name": "opsagent", "username": "opsagent_bot"}, "text": prompt.JSON["text"]}})
+	telegramPost(ce.env, chID, "s3", reply)
+	if a := ce.owner.must(200, "GET", "/api/approvals/"+id, nil).JSON(); a["status"] != "denied" || a["comment"] != "not during the freeze" {
+		t.Fatalf("denied by the reply: %v", a)
+	}
+	ce.telegram.waitFor("the card shows the denial", method("editMessageText", "Denied by oncall@example.com", "not during the freeze"))
+	ce.telegram.waitFor("the answer after the denial", method("editMessageText", "Not run, as you asked."))
+}

@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -49,27 +48,7 @@ func startServe(t *testing.T, dir string) string {
 
 func call(t *testing.T, method, url, token, project string, body any, want int) map[string]any {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, url, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if project != "" {
-		req.Header.Set("X-Project-ID", project)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != want {
-		t.Fatalf("%s %s: got %d, want %d: %s", method, url, res.StatusCode, want, out)
-	}
-	var m map[string]any
-	_ = json.Unmarshal(out, &m)
-	return m
+	return testkit.Call(t, method, url, token, project, body, want)
 }
 
 // TestBackupRotateRestoreThroughTheBinary drives the subcommands through run,
@@ -85,7 +64,7 @@ func TestBackupRotateRestoreThroughTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &store.Project{OrgID: org, Name: "prod"}
-	if err := db.Write(context.Background(), func(tx *store.Tx) error { return store.CreateProjectTx(context.Background(), tx, p) }); err != nil {
+	if err := db.CreateProject(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

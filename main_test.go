@@ -11,32 +11,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/opsagent/opsagent/internal/testkit"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines to write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe for the server's goroutines to write.
+type syncBuffer = testkit.SyncBuffer
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-var listening = regexp.MustCompile(`msg="opsagent listening" addr=(\S+)`)
+var listening = testkit.Listening
 
 // TestServeEndToEnd boots the binary's run on port 0, answers a request, and
 // drains on cancellation the way SIGTERM does.

@@ -14,18 +14,13 @@ import (
 // manyTasks creates n enabled every-minute tasks in one transaction.
 func manyTasks(tb testing.TB, fx *fixture, n int) {
 	tb.Helper()
-	err := fx.db.Write(context.Background(), func(tx *store.Tx) error {
-		for i := 0; i < n; i++ {
-			t := &store.Task{OrgID: fx.orgID, ProjectID: fx.projectID, Name: "t", Prompt: "p", AgentType: "sre",
-				Schedule: "* * * * *", Timezone: "UTC", Enabled: true, MissedFirePolicy: "run_once", OverlapPolicy: "skip",
-				TimeoutSeconds: 60, MaxSteps: 5}
-			if err := store.CreateTaskTx(context.Background(), tx, t, scheduler.NextRun); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	ts := make([]*store.Task, n)
+	for i := range ts {
+		ts[i] = &store.Task{OrgID: fx.orgID, ProjectID: fx.projectID, Name: "t", Prompt: "p", AgentType: "sre",
+			Schedule: "* * * * *", Timezone: "UTC", Enabled: true, MissedFirePolicy: "run_once", OverlapPolicy: "skip",
+			TimeoutSeconds: 60, MaxSteps: 5}
+	}
+	if err := fx.db.CreateTasks(context.Background(), ts, scheduler.NextRun); err != nil {
 		tb.Fatal(err)
 	}
 }

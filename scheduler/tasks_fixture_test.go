@@ -56,26 +56,15 @@ func (fx *fixture) reopen() {
 }
 
 func (fx *fixture) addOrg(email string) (orgID, projectID string) {
-	err := fx.db.Write(context.Background(), func(tx *store.Tx) error {
-		u := &store.User{Email: email, PasswordHash: "x"}
-		if err := store.CreateUserTx(context.Background(), tx, u); err != nil {
-			return err
-		}
-		o, err := store.CreatePersonalOrgTx(context.Background(), tx, u)
-		if err != nil {
-			return err
-		}
-		p := &store.Project{OrgID: o.ID, Name: "prod"}
-		if err := store.CreateProjectTx(context.Background(), tx, p); err != nil {
-			return err
-		}
-		orgID, projectID = o.ID, p.ID
-		return nil
-	})
+	o, err := fx.db.CreateAccount(context.Background(), &store.User{Email: email, PasswordHash: "x"})
 	if err != nil {
 		fx.t.Fatal(err)
 	}
-	return orgID, projectID
+	p := &store.Project{OrgID: o.ID, Name: "prod"}
+	if err := fx.db.CreateProject(context.Background(), p); err != nil {
+		fx.t.Fatal(err)
+	}
+	return o.ID, p.ID
 }
 
 // task creates an enabled task in the fixture's project; mods adjust it.

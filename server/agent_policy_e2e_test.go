@@ -21,6 +21,7 @@ import (
 // rules, secrets and budgets set through the API.
 
 func TestE2EApproveRunsTheCommandOnceAndCompletes(t *testing.T) {
+	t.Parallel()
 	// Spaced as local models write it: the stored transcript compacts it.
 	args := `{"command": "` + echoHello + `", "target": "server"}`
 	e := newE2E(t,
@@ -78,6 +79,7 @@ func TestE2EApproveRunsTheCommandOnceAndCompletes(t *testing.T) {
 }
 
 func TestE2EDenyWithCommentNeverRunsAndTheModelReadsWhy(t *testing.T) {
+	t.Parallel()
 	args := `{"command":"` + echoHello + `"}`
 	e := newE2E(t,
 		llmfake.ToolCall("run_command", args),
@@ -116,6 +118,7 @@ func TestE2EDenyWithCommentNeverRunsAndTheModelReadsWhy(t *testing.T) {
 }
 
 func TestE2EExpiredApprovalCannotBeApprovedAndNeverRuns(t *testing.T) {
+	t.Parallel()
 	args := `{"command":"` + echoHello + `"}`
 	e := newE2E(t,
 		llmfake.ToolCall("run_command", args),
@@ -154,6 +157,7 @@ func TestE2EExpiredApprovalCannotBeApprovedAndNeverRuns(t *testing.T) {
 }
 
 func TestE2EMustNeverBlocksTheInsistingModelAndInjectedPrompts(t *testing.T) {
+	t.Parallel()
 	restart := `{"command":"echo restart >> restart.log","target":"server"}`
 	e := newE2E(t,
 		llmfake.ToolCall("run_command", restart),
@@ -182,6 +186,7 @@ func TestE2EMustNeverBlocksTheInsistingModelAndInjectedPrompts(t *testing.T) {
 }
 
 func TestE2ESecretsAreInjectedAndNeverShown(t *testing.T) {
+	t.Parallel()
 	const value = "s3cr3tValue9f8e7d6c"
 	cmd := `printf '%s' "$DB_TOKEN" > token.txt && echo "token is $DB_TOKEN"`
 	args, _ := json.Marshal(map[string]any{"command": cmd, "target": "server", "secrets": []string{"DB_TOKEN"}})
@@ -231,6 +236,7 @@ func TestE2ESecretsAreInjectedAndNeverShown(t *testing.T) {
 }
 
 func TestE2EBudgetStopsARunAndShowsSpendAgainstCap(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmfake.ToolCall("search_knowledge", `{"query":"api latency"}`).WithUsage(100, 10),
 		llmfake.Text("never reached"),
@@ -278,6 +284,7 @@ func TestE2EBudgetStopsARunAndShowsSpendAgainstCap(t *testing.T) {
 }
 
 func TestE2ETaskRunWaitsForApprovalAndCompletesWhenApproved(t *testing.T) {
+	t.Parallel()
 	args := `{"command":"` + echoHello + `"}`
 	e := newE2E(t,
 		llmfake.ToolCall("run_command", args).WithUsage(100, 10),
@@ -319,6 +326,7 @@ func TestE2ETaskRunWaitsForApprovalAndCompletesWhenApproved(t *testing.T) {
 // An alert whose text tells the agent to ignore the rules: the alert
 // reaches the model fenced as data, and the must_never rule still blocks.
 func TestE2EMustNeverHoldsAgainstAnAlertThatSaysToIgnoreTheRules(t *testing.T) {
+	t.Parallel()
 	restart := `{"command":"echo restart >> restart.log"}`
 	e := newE2E(t,
 		llmfake.ToolCall("run_command", restart),
@@ -364,6 +372,7 @@ func TestE2EMustNeverHoldsAgainstAnAlertThatSaysToIgnoreTheRules(t *testing.T) {
 // Cancelling a session that waits on an approval withdraws the approval:
 // approving it later is a conflict, and nothing runs.
 func TestE2ECancelledSessionWithdrawsItsApproval(t *testing.T) {
+	t.Parallel()
 	args := `{"command": "` + echoHello + `", "target": "server"}`
 	e := newE2E(t, llmfake.ToolCall("run_command", args).WithUsage(100, 10))
 	sid, evs := e.chat(t, "say hello on the server")

@@ -9,6 +9,7 @@ import (
 // Keys: shown once, hashed, listed without the secret, human-only management,
 // expiry, revocation, the logout-all veto and the new-address audit event.
 func TestAPIKeyLifecycle(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	owner := env.register("owner@example.com")

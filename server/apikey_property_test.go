@@ -56,6 +56,7 @@ func oracle(k randKey, role string, p keyProbe, projects []string) bool {
 // the next request; after removal or account deletion of the creator every
 // key is refused.
 func TestAPIKeyPermissionProperty(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	owner := env.register("owner@example.com")
 	org := orgOf(t, owner)

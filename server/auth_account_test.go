@@ -16,7 +16,7 @@ func TestAccountDeletionAndErasure(t *testing.T) {
 	bobID := bob.userID()
 
 	// Bob joins Ada's organization (member routes come with tenancy; the store does it here).
-	err := env.DB.Write(t.Context(), func(tx *store.Tx) error { return store.AddMemberTx(t.Context(), tx, adaOrg, bobID, "member") })
+	err := env.DB.AddMember(t.Context(), adaOrg, bobID, "member")
 	if err != nil {
 		t.Fatal(err)
 	}

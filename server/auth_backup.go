@@ -93,27 +93,13 @@ func (m *mfaFeature) useBackupCode(ctx context.Context, userID, code string) err
 // fresh set of backup codes, returned once.
 func (m *mfaFeature) enrol(c *Ctx, method *store.MFAMethod) error {
 	ctx := c.Context()
-	var codes []string
-	err := m.s.db.Write(ctx, func(tx *store.Tx) error {
-		n, err := store.CountPrimaryMFATx(ctx, tx, method.UserID)
-		if err != nil {
-			return err
-		}
-		if n >= 20 {
-			return &store.Error{Code: store.EConflict, Message: "too many second factors; remove one first", Reason: "mfa_limit"}
-		}
-		if err := store.CreateMFAMethodTx(ctx, tx, method); err != nil {
-			return err
-		}
-		if n == 0 {
-			var hashes [][]byte
-			codes, hashes = m.newBackupCodes(method.UserID)
-			_, err = store.ReplaceBackupCodesTx(ctx, tx, method.UserID, hashes)
-		}
-		return err
-	})
+	codes, hashes := m.newBackupCodes(method.UserID)
+	first, err := m.s.db.EnrolMFA(ctx, method, hashes)
 	if err != nil {
 		return err
+	}
+	if !first {
+		codes = nil // the set made with the first factor stays; these were never stored
 	}
 	c.Audit("auth.mfa_enrolled", "success", "mfa_method", method.ID, map[string]any{"kind": method.Kind})
 	return c.JSON(200, MfaEnrollResponse{Method: methodOut(method), BackupCodes: codes})
@@ -132,19 +118,7 @@ func (m *mfaFeature) handleRegenerateBackupCodes(c *Ctx) error {
 	}
 	ctx := c.Context()
 	codes, hashes := m.newBackupCodes(c.ID.UserID)
-	var created time.Time
-	err := m.s.db.Write(ctx, func(tx *store.Tx) error {
-		n, err := store.CountPrimaryMFATx(ctx, tx, c.ID.UserID)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return badRequest("mfa_not_enabled", "Enrol an authenticator app or a security key first")
-		}
-		created = tx.Now
-		_, err = store.ReplaceBackupCodesTx(ctx, tx, c.ID.UserID, hashes)
-		return err
-	})
+	created, err := m.s.db.ReplaceBackupCodes(ctx, c.ID.UserID, hashes)
 	if err != nil {
 		return err
 	}

@@ -221,69 +221,21 @@ func (d *deviceFeature) handleDeviceToken(c *Ctx) error {
 		return deviceError(c, "unsupported_grant_type", "grant_type must be "+deviceGrantType)
 	}
 	ctx := c.Context()
-	var outcome, desc string
-	var tokens *issued
-	err := d.s.db.Write(ctx, func(tx *store.Tx) error {
-		g, err := store.FindDeviceGrantByCodeTx(ctx, tx, auth.HashToken(req.DeviceCode))
-		if store.IsNotFound(err) {
-			outcome, desc = "invalid_grant", "unknown device_code"
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !tx.Now.Before(g.ExpiresAt) {
-			outcome, desc = "expired_token", "the code expired; run the sign-in again"
-			return nil
-		}
-		interval := g.Interval
-		tooFast := g.LastPolledAt != nil && tx.Now.Sub(*g.LastPolledAt) < time.Duration(interval)*time.Second*3/4
-		switch g.Status {
-		case store.GrantConsumed:
-			outcome, desc = "invalid_grant", "this device_code was already used"
-			return nil
-		case store.GrantDenied:
-			outcome, desc = "access_denied", "the sign-in was refused"
-			return store.MarkDeviceGrantPolledTx(ctx, tx, g.ID, interval)
-		case store.GrantPending:
-			outcome, desc = "authorization_pending", "waiting for approval in the browser"
-			if tooFast {
-				interval += 5
-				outcome, desc = "slow_down", "polling too fast"
-			}
-			return store.MarkDeviceGrantPolledTx(ctx, tx, g.ID, interval)
-		}
-		u, err := store.FindUserTx(ctx, tx, g.UserID)
-		if err != nil {
-			outcome, desc = "access_denied", "the approving account is gone"
-			return nil
-		}
-		org := g.OrgID
-		if role, err := d.roleTx(c, tx, org, u.ID); err != nil || role == "" {
-			if org, err = d.s.orgForTokenTx(ctx, tx, u); err != nil {
-				return err
-			}
-		}
-		if tokens, err = d.s.startSessionTx(ctx, tx, u, org, c.R, "cli"); err != nil {
-			return err
-		}
-		won, err := store.ConsumeDeviceGrantTx(ctx, tx, g.ID, tokens.claims.Session)
-		if err != nil {
-			return err
-		}
-		if !won {
-			return store.Errorf(store.EConflict, "grant consumed concurrently")
-		}
-		return nil
-	})
+	login, refresh := d.s.newLogin(c.R, "cli")
+	poll, err := d.s.db.RedeemDeviceGrant(ctx, auth.HashToken(req.DeviceCode), login)
 	if store.ErrorCode(err) == store.EConflict {
 		return deviceError(c, "invalid_grant", "this device_code was already used")
 	}
 	if err != nil {
 		return err
 	}
-	if tokens == nil {
-		return deviceError(c, outcome, desc)
+	if poll.Outcome != store.PollIssued {
+		o := pollErrors[poll.Outcome]
+		return deviceError(c, o[0], o[1])
+	}
+	tokens, err := d.s.issueLogin(login, refresh, poll.OrgID, poll.Now)
+	if err != nil {
+		return err
 	}
 	e := c.auditEvent("auth.login", "success", "session", tokens.claims.Session, map[string]any{"kind": "cli"})
 	e.ActorUserID, e.OrgID = tokens.claims.Subject, tokens.claims.Org
@@ -292,10 +244,16 @@ func (d *deviceFeature) handleDeviceToken(c *Ctx) error {
 	return c.JSON(200, DeviceTokenSuccess{AccessToken: tokens.access, TokenType: "bearer", ExpiresIn: int(accessTTL / time.Second), RefreshToken: tokens.refresh})
 }
 
-func (d *deviceFeature) roleTx(c *Ctx, tx *store.Tx, orgID, userID string) (string, error) {
-	var role string
-	err := tx.QueryRowContext(c.Context(), `SELECT role FROM org_members WHERE org_id = ? AND user_id = ?`, orgID, userID).Scan(&role)
-	return role, err
+// pollErrors are the RFC 8628 error and description of each poll outcome
+// that issues no token.
+var pollErrors = map[string][2]string{
+	store.PollUnknown:  {"invalid_grant", "unknown device_code"},
+	store.PollExpired:  {"expired_token", "the code expired; run the sign-in again"},
+	store.PollConsumed: {"invalid_grant", "this device_code was already used"},
+	store.PollDenied:   {"access_denied", "the sign-in was refused"},
+	store.PollPending:  {"authorization_pending", "waiting for approval in the browser"},
+	store.PollSlowDown: {"slow_down", "polling too fast"},
+	store.PollUserGone: {"access_denied", "the approving account is gone"},
 }
 
 // guess counts one user-code lookup against the caller's limits.

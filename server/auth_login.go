@@ -64,19 +64,12 @@ func (s *Server) handleRegister(c *Ctx) error {
 		return err
 	}
 	u := &store.User{Email: req.Email, Name: req.Name, PasswordHash: hash}
-	var tokens *issued
-	err = s.db.Write(c.Context(), func(tx *store.Tx) error {
-		if err := store.CreateUserTx(c.Context(), tx, u); err != nil {
-			return err
-		}
-		org, err := store.CreatePersonalOrgTx(c.Context(), tx, u)
-		if err != nil {
-			return err
-		}
-		u.CurrentOrgID = org.ID
-		tokens, err = s.startSessionTx(c.Context(), tx, u, org.ID, c.R, "web")
+	login, refresh := s.newLogin(c.R, "web")
+	now, err := s.db.Register(c.Context(), u, login)
+	if err != nil {
 		return err
-	})
+	}
+	tokens, err := s.issueLogin(login, refresh, u.CurrentOrgID, now)
 	if err != nil {
 		return err
 	}
@@ -142,12 +135,13 @@ func (s *Server) completeLogin(c *Ctx, u *store.User, kind string) error {
 	if err != nil {
 		return err
 	}
-	var tokens *issued
-	err = s.db.Write(c.Context(), func(tx *store.Tx) error {
-		var err error
-		tokens, err = s.startSessionTx(c.Context(), tx, u, org, c.R, kind)
+	login, refresh := s.newLogin(c.R, kind)
+	login.UserID = u.ID
+	now, err := s.db.StartLogin(c.Context(), login)
+	if err != nil {
 		return err
-	})
+	}
+	tokens, err := s.issueLogin(login, refresh, org, now)
 	if err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func (m *mfaFeature) userOfMFAToken(ctx context.Context, tok string) (*store.Use
 // spendMFAToken blocklists the token's id so it completes one login only.
 func (m *mfaFeature) spendMFAToken(ctx context.Context, claims *auth.Claims) error {
 	exp := claims.ExpiresAt.Time
-	if err := m.s.db.Write(ctx, func(tx *store.Tx) error { return store.RevokeTokenTx(ctx, tx, claims.ID, exp) }); err != nil {
+	if err := m.s.db.RevokeToken(ctx, claims.ID, exp); err != nil {
 		return err
 	}
 	m.s.revoked.add(claims.ID, exp)

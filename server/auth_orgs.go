@@ -53,7 +53,11 @@ func (s *Server) handleSwitchOrg(c *Ctx) error {
 	if _, err := s.db.FindRole(c.Context(), orgID, c.ID.UserID); err != nil {
 		return err
 	}
-	access, err := s.reissueAccess(c, func(*store.Tx) (string, error) { return orgID, nil })
+	now, err := s.db.SwitchOrg(c.Context(), c.ID.UserID, orgID, c.ID.JTI, accessTTL)
+	if err != nil {
+		return err
+	}
+	access, err := s.reissueAccess(c, orgID, now)
 	if err != nil {
 		return err
 	}
@@ -63,30 +67,14 @@ func (s *Server) handleSwitchOrg(c *Ctx) error {
 	return s.respondAccess(c, http.StatusOK, access)
 }
 
-// reissueAccess runs pick (which names the org to act in) and, in the same
-// transaction, records that org as current, revokes the caller's access token
-// and issues a new one for the same login session. It returns the new token.
-func (s *Server) reissueAccess(c *Ctx, pick func(tx *store.Tx) (string, error)) (string, error) {
-	var access string
-	err := s.db.Write(c.Context(), func(tx *store.Tx) error {
-		orgID, err := pick(tx)
-		if err != nil {
-			return err
-		}
-		if err := store.SetCurrentOrgTx(c.Context(), tx, c.ID.UserID, orgID); err != nil {
-			return err
-		}
-		if err := store.RevokeTokenTx(c.Context(), tx, c.ID.JTI, tx.Now.Add(accessTTL)); err != nil {
-			return err
-		}
-		access, _, err = s.signer.Issue(auth.TypeAccess, c.ID.UserID, c.ID.SessionID, orgID, tx.Now, accessTTL)
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
+// reissueAccess follows a store method that made orgID the caller's current
+// org and blocklisted the caller's access token (at now, in its transaction):
+// the old token is refused from now on and a new one is issued for the same
+// login session.
+func (s *Server) reissueAccess(c *Ctx, orgID string, now time.Time) (string, error) {
 	s.revoked.add(c.ID.JTI, s.Now().Add(accessTTL))
-	return access, nil
+	access, _, err := s.signer.Issue(auth.TypeAccess, c.ID.UserID, c.ID.SessionID, orgID, now, accessTTL)
+	return access, err
 }
 
 // respondAccess answers with a new access token (cookie too); the refresh
@@ -120,27 +108,15 @@ func (s *Server) handleAcceptInvite(c *Ctx) error {
 	return s.signupByInvite(c, req, h)
 }
 
-var errInviteMismatch = &store.Error{Code: store.EForbidden, Message: "this invitation was sent to another address", Reason: "invitation_email_mismatch"}
-
 // joinByInvite adds a signed-in user to the inviting org and moves their
 // session there.
 func (s *Server) joinByInvite(c *Ctx, id *Identity, tokenHash []byte) error {
 	c.ID = id
-	var inv *store.Invitation
-	access, err := s.reissueAccess(c, func(tx *store.Tx) (string, error) {
-		var err error
-		inv, err = store.ClaimInvitationTx(c.Context(), tx, tokenHash)
-		if err != nil {
-			return "", err
-		}
-		if inv.Email != store.NormalizeEmail(id.Email) {
-			return "", errInviteMismatch
-		}
-		if err := store.AddMemberTx(c.Context(), tx, inv.OrgID, id.UserID, inv.Role); err != nil {
-			return "", err
-		}
-		return inv.OrgID, store.MarkInvitationAcceptedTx(c.Context(), tx, inv.ID, id.UserID)
-	})
+	inv, now, err := s.db.JoinByInvitation(c.Context(), tokenHash, id.UserID, id.Email, id.JTI, accessTTL)
+	if err != nil {
+		return err
+	}
+	access, err := s.reissueAccess(c, inv.OrgID, now)
 	if err != nil {
 		return err
 	}
@@ -160,36 +136,13 @@ func (s *Server) signupByInvite(c *Ctx, req AcceptInviteRequest, tokenHash []byt
 	if err != nil {
 		return err
 	}
-	var inv *store.Invitation
-	var tokens *issued
-	var u *store.User
-	err = s.db.Write(c.Context(), func(tx *store.Tx) error {
-		var err error
-		inv, err = store.ClaimInvitationTx(c.Context(), tx, tokenHash)
-		if err != nil {
-			return err
-		}
-		now := tx.Now
-		u = &store.User{Email: inv.Email, Name: strings.TrimSpace(req.Name), PasswordHash: hash, EmailVerifiedAt: &now}
-		if err := store.CreateUserTx(c.Context(), tx, u); err != nil {
-			if store.ErrorCode(err) == store.EConflict {
-				return &store.Error{Code: store.EConflict, Message: "an account with this address exists; sign in and accept the invitation again", Reason: "account_exists"}
-			}
-			return err
-		}
-		if err := store.AddMemberTx(c.Context(), tx, inv.OrgID, u.ID, inv.Role); err != nil {
-			return err
-		}
-		if err := store.MarkInvitationAcceptedTx(c.Context(), tx, inv.ID, u.ID); err != nil {
-			return err
-		}
-		if err := store.SetCurrentOrgTx(c.Context(), tx, u.ID, inv.OrgID); err != nil {
-			return err
-		}
-		u.CurrentOrgID = inv.OrgID
-		tokens, err = s.startSessionTx(c.Context(), tx, u, inv.OrgID, c.R, "web")
+	u := &store.User{Name: strings.TrimSpace(req.Name), PasswordHash: hash}
+	login, refresh := s.newLogin(c.R, "web")
+	inv, now, err := s.db.SignupByInvitation(c.Context(), tokenHash, u, login)
+	if err != nil {
 		return err
-	})
+	}
+	tokens, err := s.issueLogin(login, refresh, inv.OrgID, now)
 	if err != nil {
 		return err
 	}

@@ -121,22 +121,7 @@ func (s *Server) handleResetPassword(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	var userID string
-	err = s.db.Write(c.Context(), func(tx *store.Tx) error {
-		uid, err := store.ConsumeEmailTokenTx(c.Context(), tx, store.TokenReset, auth.HashToken(req.Token))
-		if err != nil {
-			return err
-		}
-		userID = uid
-		if _, err := tx.ExecContext(c.Context(), `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`, hash, store.TS(tx.Now), uid); err != nil {
-			return err
-		}
-		// A reset proves control of the mailbox.
-		if err := store.MarkEmailVerifiedTx(c.Context(), tx, uid); err != nil {
-			return err
-		}
-		return store.RevokeAllForUserTx(c.Context(), tx, uid, "password_reset")
-	})
+	userID, err := s.db.ResetPassword(c.Context(), auth.HashToken(req.Token), hash)
 	if err != nil {
 		return err
 	}
@@ -152,14 +137,7 @@ func (s *Server) handleVerifyEmail(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	err := s.db.Write(c.Context(), func(tx *store.Tx) error {
-		uid, err := store.ConsumeEmailTokenTx(c.Context(), tx, store.TokenVerify, auth.HashToken(req.Token))
-		if err != nil {
-			return err
-		}
-		return store.MarkEmailVerifiedTx(c.Context(), tx, uid)
-	})
-	if err != nil {
+	if err := s.db.VerifyEmail(c.Context(), auth.HashToken(req.Token)); err != nil {
 		return err
 	}
 	return c.NoContent()

@@ -25,19 +25,19 @@ type issued struct {
 	claims  *auth.Claims
 }
 
-// startSessionTx opens a login session for u acting in orgID.
-func (s *Server) startSessionTx(ctx context.Context, tx *store.Tx, u *store.User, orgID string, r *http.Request, kind string) (*issued, error) {
-	sess := &store.AuthSession{ID: store.NewID(), UserID: u.ID, Salt: auth.RandomBytes(16), Generation: 0,
-		UserAgent: truncate(r.UserAgent(), 256), IP: s.clientIP(r), Kind: kind, ExpiresAt: tx.Now.Add(refreshTTL)}
-	refresh := s.signer.RefreshToken(sess.ID, sess.Salt, 0)
-	sess.RefreshHash = auth.HashToken(refresh)
-	if err := store.CreateAuthSessionTx(ctx, tx, sess); err != nil {
-		return nil, err
-	}
-	if err := store.TouchLoginTx(ctx, tx, u.ID); err != nil {
-		return nil, err
-	}
-	access, claims, err := s.signer.Issue(auth.TypeAccess, u.ID, sess.ID, orgID, tx.Now, accessTTL)
+// newLogin prepares a login session of the given kind for the caller of r:
+// its id and salt sign the first refresh token, returned beside it.
+func (s *Server) newLogin(r *http.Request, kind string) (*store.NewLogin, string) {
+	l := &store.NewLogin{ID: store.NewID(), Salt: auth.RandomBytes(16), UserAgent: truncate(r.UserAgent(), 256),
+		IP: s.clientIP(r), Kind: kind, TTL: refreshTTL}
+	refresh := s.signer.RefreshToken(l.ID, l.Salt, 0)
+	l.RefreshHash = auth.HashToken(refresh)
+	return l, refresh
+}
+
+// issueLogin signs the access token of login session l, opened at now, acting in orgID.
+func (s *Server) issueLogin(l *store.NewLogin, refresh, orgID string, now time.Time) (*issued, error) {
+	access, claims, err := s.signer.Issue(auth.TypeAccess, l.UserID, l.ID, orgID, now, accessTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -117,54 +117,32 @@ func (s *Server) handleRefresh(c *Ctx) error {
 	if !ok {
 		return unauthorized("Invalid refresh token")
 	}
-	h := auth.HashToken(tok)
-	var out *issued
-	var reused bool
-	err := s.db.Write(c.Context(), func(tx *store.Tx) error {
-		sess, err := store.FindAuthSessionTx(c.Context(), tx, sid)
-		if err != nil {
-			return unauthorized("Invalid refresh token")
-		}
-		if sess.RevokedAt != nil || !sess.ExpiresAt.After(tx.Now) {
-			return unauthorized("Session has ended; sign in again")
-		}
-		u, err := store.FindUserTx(c.Context(), tx, sess.UserID)
-		if err != nil {
-			return unauthorized("Session has ended; sign in again")
-		}
-		gen := sess.Generation
-		switch {
-		case subtle.ConstantTimeCompare(h, sess.RefreshHash) == 1:
-			gen++
-			next := s.signer.RefreshToken(sess.ID, sess.Salt, gen)
-			if err := store.RotateAuthSessionTx(c.Context(), tx, sess.ID, gen, auth.HashToken(next), sess.RefreshHash, s.clientIP(c.R), truncate(c.R.UserAgent(), 256)); err != nil {
-				return err
-			}
-			out = &issued{refresh: next}
-		case sess.PrevRefreshHash != nil && subtle.ConstantTimeCompare(h, sess.PrevRefreshHash) == 1 &&
-			sess.RotatedAt != nil && tx.Now.Sub(*sess.RotatedAt) <= refreshGrace:
-			out = &issued{refresh: s.signer.RefreshToken(sess.ID, sess.Salt, gen)}
-		default:
-			if s.isOlderGeneration(sess, tok) {
-				reused = true
-				return store.RevokeAuthSessionTx(c.Context(), tx, sess.ID, "refresh_reuse")
-			}
-			return unauthorized("Invalid refresh token")
-		}
-		org, err := s.orgForTokenTx(c.Context(), tx, u)
-		if err != nil {
-			return err
-		}
-		out.access, out.claims, err = s.signer.Issue(auth.TypeAccess, u.ID, sess.ID, org, tx.Now, accessTTL)
-		return err
+	// The store applies the state table in its own transaction, shared with
+	// concurrent refreshes (one fsync for a batch of rotations).
+	r, err := s.db.RefreshAuthSession(c.Context(), store.RefreshAttempt{
+		SessionID: sid, Presented: auth.HashToken(tok), IP: s.clientIP(c.R), UA: truncate(c.R.UserAgent(), 256),
+		Grace: refreshGrace, Hash: auth.HashToken,
+		Token: func(sess *store.AuthSession, gen int) string { return s.signer.RefreshToken(sess.ID, sess.Salt, gen) },
+		Older: func(sess *store.AuthSession) bool { return s.isOlderGeneration(sess, tok) },
 	})
 	if err != nil {
 		return err
 	}
-	if reused {
+	switch r.Outcome {
+	case store.RefreshInvalid:
+		return unauthorized("Invalid refresh token")
+	case store.RefreshEnded:
+		return unauthorized("Session has ended; sign in again")
+	case store.RefreshNoOrg:
+		return unauthorized("account has no organization")
+	case store.RefreshReused:
 		c.Audit("auth.refresh_reuse", "denied", "session", sid, nil)
 		s.clearAuthCookies(c.W)
 		return &store.Error{Code: store.EUnauthorized, Message: "Refresh token reuse detected; the session was revoked", Reason: "refresh_reuse"}
+	}
+	out := &issued{refresh: r.Refresh}
+	if out.access, out.claims, err = s.signer.Issue(auth.TypeAccess, r.UserID, sid, r.OrgID, r.Now, accessTTL); err != nil {
+		return err
 	}
 	return s.respondTokens(c, http.StatusOK, out)
 }
@@ -218,18 +196,12 @@ func (s *Server) handleLogout(c *Ctx) error {
 		}
 		userID = claims.Subject
 	}
-	err := s.db.Write(ctx, func(tx *store.Tx) error {
-		if sid != "" {
-			if err := store.RevokeAuthSessionTx(ctx, tx, sid, "logout"); err != nil {
-				return err
-			}
-		}
-		if claims != nil {
-			return store.RevokeTokenTx(ctx, tx, claims.ID, claims.ExpiresAt.Time)
-		}
-		return nil
-	})
-	if err != nil {
+	var jti string
+	var exp time.Time
+	if claims != nil {
+		jti, exp = claims.ID, claims.ExpiresAt.Time
+	}
+	if err := s.db.EndLogin(ctx, sid, jti, exp); err != nil {
 		return err
 	}
 	if claims != nil {
@@ -248,13 +220,7 @@ func (s *Server) handleLogout(c *Ctx) error {
 // user's epoch stamped, which also voids their API keys.
 func (s *Server) handleLogoutAll(c *Ctx) error {
 	ctx := c.Context()
-	err := s.db.Write(ctx, func(tx *store.Tx) error {
-		if err := store.RevokeAllForUserTx(ctx, tx, c.ID.UserID, "logout_all"); err != nil {
-			return err
-		}
-		return store.RevokeTokenTx(ctx, tx, c.ID.JTI, tx.Now.Add(accessTTL))
-	})
-	if err != nil {
+	if err := s.db.EndAllLogins(ctx, c.ID.UserID, c.ID.JTI, accessTTL); err != nil {
 		return err
 	}
 	s.revoked.add(c.ID.JTI, s.Now().Add(accessTTL))

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/opsagent/opsagent/server/backup"
@@ -18,6 +17,7 @@ import (
 // and starts a server there: the same users sign in, and secrets written
 // before the backup decrypt.
 func TestBackupWhileWritingThenRestore(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")
@@ -28,34 +28,11 @@ func TestBackupWhileWritingThenRestore(t *testing.T) {
 	alice.must(200, "PUT", "/api/organizations/"+org+"/llm-key", map[string]any{"provider": "openai", "api_key": "sk-backup-test"})
 	afterBackup := writeDocsBeforeBackup(t, env, alice)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	writes, failed := 0, 0
-	started := make(chan struct{})
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if r := alice.do("PUT", fmt.Sprintf("/api/secrets/DURING_%d", i%50), map[string]any{"value": fmt.Sprintf("during-%d", i)}); r.Status != 200 {
-				failed++
-			}
-			writes++
-			if writes == 3 {
-				close(started)
-			}
-		}
-	}()
-	<-started // the backup starts while the writer is busy
+	w := writeSecrets(alice, "DURING", 50) // the backup starts while the writer is busy
 	archive := filepath.Join(t.TempDir(), "backup.tar.gz")
 	var out, errb bytes.Buffer
 	err := backup.BackupCommand(context.Background(), []string{"--data-dir", env.Dir, "--out", archive}, func(string) string { return "" }, "test", &out, &errb)
-	close(stop)
-	wg.Wait()
+	writes, failed := w.stop()
 	if err != nil {
 		t.Fatalf("backup: %v; %s", err, errb.String())
 	}

@@ -27,30 +27,17 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/opsagent/opsagent/internal/testsrv"
 	"github.com/opsagent/opsagent/server"
-	"github.com/opsagent/opsagent/store"
 )
 
 // benchServer boots the real server as main does, logging at info level to
 // a discarding handler (formatting is paid, terminal I/O is not).
 func benchServer(b *testing.B, opts ...func(*server.Config)) string {
 	b.Helper()
-	dir := b.TempDir()
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, Signup: "open"}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	db, err := store.Open(ctx, dir+"/opsagent.db")
-	if err != nil {
-		b.Fatal(err)
-	}
+	opts = append([]func(*server.Config){func(c *server.Config) { c.Signup, c.MailFrom, c.LogLevel = "open", "", "" }}, opts...)
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := server.New(cfg, server.Deps{DB: db, Logger: logger})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return serveBench(b, srv.Serve, ctx, cancel, db.Close)
+	return testsrv.Start(b, "", testsrv.Options{Logger: logger, Config: opts}).URL
 }
 
 func serveBench(b *testing.B, serve func(context.Context, net.Listener) error, ctx context.Context, cancel func(), closers ...func() error) string {

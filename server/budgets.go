@@ -129,7 +129,7 @@ func orEmptyID(id, def string) string {
 // budgetFor is the Budget of one run: spend and session tokens are read
 // once at its start, and the run's own cost and tokens are added as it
 // goes. Runs in parallel each see the spend committed before they started.
-func (s *Server) budgetFor(ctx context.Context, run runner.RunInfo) agent.Budget {
+func (s *Server) spendBudget(ctx context.Context, run runner.RunInfo) agent.Budget {
 	type capped struct {
 		name         string
 		daily, month *float64

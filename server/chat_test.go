@@ -12,6 +12,7 @@ import (
 // tool call, the stored session with tokens and cost, a reconnect that
 // replays what was missed, and a resume that continues with the history.
 func TestChatOverSSE(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t,
 		llmfake.ToolCall("search_knowledge", `{"query":"disk full","collection":"runbooks"}`).WithUsage(100, 20),
 		llmfake.Text("The runbook says: clean /var/log on web-1, then check again.").WithUsage(200, 30),

@@ -58,6 +58,14 @@ type Config struct {
 	MetricsToken string
 	// ConnectorHeartbeat is how often connectors ping; silent for 2.5 times it, one is lost.
 	ConnectorHeartbeat time.Duration
+	// Billing is off, showback or stripe (billing_config.go).
+	Billing             string
+	BillingPlans        string
+	BillingDefaultPlan  string
+	BillingGrace        time.Duration
+	StripeAPIKey        string
+	StripeWebhookSecret string
+	StripeAPIBase       string
 	// Chat channels: the platforms' API base URLs (tests and proxies point
 	// them elsewhere) and the least time between two edits of a streaming answer.
 	SlackAPIURL, TelegramAPIURL, WhatsAppAPIURL string
@@ -106,6 +114,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.DisableHTTPMetrics, "disable-http-metrics", false, "do not record per-route request counts and latency histograms (the engines' metrics stay)")
 	str(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires; unset serves /metrics to loopback only")
 	fs.DurationVar(&c.ConnectorHeartbeat, "connector-heartbeat", 10*time.Second, "how often connectors ping; one silent for 2.5 times this is lost and its commands end")
+	c.billingFlags(fs)
 	str(&c.SlackAPIURL, "slack-api-url", "https://slack.com/api/", "Slack Web API base URL (chat channels)")
 	str(&c.TelegramAPIURL, "telegram-api-url", "https://api.telegram.org", "Telegram Bot API base URL (chat channels)")
 	str(&c.WhatsAppAPIURL, "whatsapp-api-url", "https://graph.facebook.com/v21.0", "WhatsApp Cloud API base URL, with the Graph API version (chat channels)")
@@ -191,6 +200,7 @@ func (c *Config) Validate() error {
 	if c.WebhookMaxBodyBytes < 0 {
 		errs = append(errs, errors.New("webhook-max-body-bytes must be positive"))
 	}
+	errs = append(errs, c.validateBilling()...)
 	return errors.Join(errs...)
 }
 

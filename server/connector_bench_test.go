@@ -60,7 +60,7 @@ func BenchmarkConnectorIdle1000(b *testing.B) {
 	const n = 1000
 	window := 30 * time.Second
 	w := newConnWorldBeat(b, "10s")
-	pid := w.server.Process.Pid
+	pid := w.server.Cmd.Process.Pid
 	tokens := make([]string, n)
 	for i := range tokens {
 		tokens[i], _ = w.enroll(w.c, fmt.Sprintf("idle-%04d", i), map[string]string{"env": "bench"})
@@ -110,7 +110,7 @@ func BenchmarkConnectorIdle1000(b *testing.B) {
 //	go test ./server -run '^$' -bench ConnectorStream100MB -benchtime 1x
 func BenchmarkConnectorStream100MB(b *testing.B) {
 	w := newConnWorldBeat(b, "10s")
-	pid := w.server.Process.Pid
+	pid := w.server.Cmd.Process.Pid
 	w.c.must(201, "POST", "/api/rules", map[string]any{"kind": "must_always", "description": "bench", "effect": "allow",
 		"tool": "run_command", "match_type": "glob", "pattern": "*"})
 	tok, _ := w.enroll(w.c, "big", nil)

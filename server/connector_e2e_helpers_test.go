@@ -1,23 +1,21 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	sse "github.com/tmaxmax/go-sse"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server/agent/llm"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
@@ -31,56 +29,13 @@ type connWorld struct {
 	data   string
 	addr   string // fixed after the first start, so a restart keeps the port
 	fake   *llmfake.Server
-	server *exec.Cmd
+	server *testkit.Process
 	logs   *lockedBuffer
 	env    *testEnv
 	c      *client
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-var (
-	builtOnce sync.Once
-	builtBin  string
-	builtErr  error
-)
-
-// buildBinary builds opsagent once per test process.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	builtOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "opsagent-bin-")
-		if err != nil {
-			builtErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "opsagent")
-		cmd := exec.Command("go", "build", "-o", builtBin, "github.com/opsagent/opsagent")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			builtErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if builtErr != nil {
-		t.Fatal(builtErr)
-	}
-	return builtBin
-}
+type lockedBuffer = testkit.SyncBuffer
 
 func newConnWorld(t testing.TB) *connWorld { return newConnWorldBeat(t, "400ms") }
 
@@ -88,7 +43,7 @@ func newConnWorldBeat(t testing.TB, beat string) *connWorld {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	w := &connWorld{t: t, beat: beat, bin: buildBinary(t), data: filepath.Join(t.TempDir(), "data"), addr: "127.0.0.1:0", fake: llmfake.New(t)}
+	w := &connWorld{t: t, beat: beat, bin: testkit.SharedBinary(t), data: filepath.Join(t.TempDir(), "data"), addr: "127.0.0.1:0", fake: llmfake.New(t)}
 	w.start()
 	w.env = &testEnv{t: t, URL: "http://" + w.addr}
 	w.c = w.env.register("ops@example.com")
@@ -96,59 +51,19 @@ func newConnWorldBeat(t testing.TB, beat string) *connWorld {
 	return w
 }
 
-var listenAddrRE = `opsagent listening" addr=`
-
 // start runs `opsagent serve` and waits for its address.
 func (w *connWorld) start() {
-	t := w.t
-	t.Helper()
-	cmd := exec.Command(w.bin, "serve", "--addr", w.addr, "--data-dir", w.data, "--signup", "open", "--log-level", "info",
+	w.t.Helper()
+	w.server = testkit.StartProcess(w.t, w.bin, []string{"serve", "--addr", w.addr, "--data-dir", w.data, "--signup", "open", "--log-level", "info",
 		"--connector-heartbeat", w.beat, "--shutdown-timeout", "2s",
 		"--llm-provider", llm.ProviderOpenAI, "--llm-base-url", w.fake.BaseURL(llm.ProviderOpenAI),
-		"--llm-api-key", llmfake.APIKey, "--llm-model", llmfake.Model)
-	cmd.Env = os.Environ()
-	w.logs = &lockedBuffer{}
-	pr, pw, _ := os.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := make(chan string, 1)
-	logs := w.logs
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			logs.Write([]byte(line + "\n"))
-			if i := strings.Index(line, listenAddrRE); i >= 0 {
-				rest := line[i+len(listenAddrRE):]
-				if j := strings.IndexByte(rest, ' '); j >= 0 {
-					rest = rest[:j]
-				}
-				select {
-				case addr <- rest:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		w.addr = a
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server did not start:\n%s", w.logs.String())
-	}
-	w.server = cmd
+		"--llm-api-key", llmfake.APIKey, "--llm-model", llmfake.Model}, os.Environ())
+	w.t.Cleanup(w.server.Kill) // runs first: a test's end need not wait for a graceful drain
+	w.addr, w.logs = w.server.Addr, w.server.Logs
 }
 
 // stop ends the server with SIGTERM.
-func (w *connWorld) stop() {
-	_ = w.server.Process.Signal(syscall.SIGTERM)
-	_ = w.server.Wait()
-}
+func (w *connWorld) stop() { w.server.Stop() }
 
 // hostProc is one `opsagent connector` process and its working directory.
 type hostProc struct {

@@ -17,6 +17,7 @@ import (
 // running server while another client (the browser) approves the grant, then
 // `opsagent logout`.
 func TestOpsagentLoginLogout(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("nia@example.com")
 	path := filepath.Join(t.TempDir(), "cfg", "opsagent", "credentials.json")
@@ -90,6 +91,7 @@ func TestOpsagentLoginLogout(t *testing.T) {
 
 // TestOpsagentLoginDenied: a refused grant ends the command with an error and no file.
 func TestOpsagentLoginDenied(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("oz@example.com")
 	path := filepath.Join(t.TempDir(), "credentials.json")

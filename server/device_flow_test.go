@@ -24,6 +24,7 @@ var userCodeRe = regexp.MustCompile(`^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRS
 // TestDeviceFlowWithOAuth2Client drives the whole sign-in with
 // golang.org/x/oauth2's RFC 8628 client (form-encoded requests).
 func TestDeviceFlowWithOAuth2Client(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("lu@example.com")
 	cfg := deviceConfig(env)
@@ -91,6 +92,7 @@ func startDevice(t *testing.T, env *testEnv) (deviceCode, userCode string) {
 }
 
 func TestDeviceTokenErrors(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	owner := env.register("max@example.com")
@@ -150,6 +152,7 @@ func TestDeviceTokenErrors(t *testing.T) {
 }
 
 func TestUserCodeGuessingIsRateLimited(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	mallory := env.register("mal@example.com")

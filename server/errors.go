@@ -69,6 +69,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{"detail": "Too many requests; retry later", "code": "rate_limited"})
 		return
 	}
+	if writeBillingError(w, err) {
+		return
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"detail": "Request body too large (limit " + strconv.FormatInt(mbe.Limit, 10) + " bytes)", "code": "body_too_large"})

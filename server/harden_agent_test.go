@@ -17,6 +17,7 @@ import (
 // nowhere to run: the call is refused at once with the reason (the model
 // reads it from the platform), no approval is opened and nobody is paged.
 func TestRunCommandThatCannotRunIsRefusedWithoutApproval(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t,
 		llmfake.ToolCall("run_command", `{"command":"uptime","target":"server"}`),
 		llmfake.ToolCall("run_command", `{"command":"uptime","target":"web-1"}`),
@@ -64,6 +65,7 @@ func TestRunCommandThatCannotRunIsRefusedWithoutApproval(t *testing.T) {
 // every secret of the project and its org is masked in every tool
 // output, event, transcript and model request.
 func TestSecretReadBackByAnotherCallIsMasked(t *testing.T) {
+	t.Parallel()
 	const value = "tok_9f8e7d6c5b4a3921"
 	const orgValue = "orgsecret_5e6f7a8b9c0d"
 	write := `printf '%s' "$API_TOKEN" > token.txt; printf '%s' "$ORG_TOKEN" > org.txt`

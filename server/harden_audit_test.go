@@ -31,6 +31,7 @@ func checkCheckpoint(t *testing.T, cp map[string]any, org string, seq float64) {
 // deleting the newest events afterwards (which leaves every remaining link
 // intact) makes the next verify fail as truncated.
 func TestAuditCheckpointsDetectTruncation(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	org := orgOf(t, owner)

@@ -10,6 +10,7 @@ import (
 // The cleanup job removes expired second-factor challenges, device grants
 // and mailed tokens, and keeps live ones.
 func TestCleanupJobRemovesExpiredChallengesGrantsAndTokens(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup, func(c *server.Config) { c.BaseURL = "https://ops.example.test" })
 	env.UseClock()
 	c := env.register("owner@example.com")

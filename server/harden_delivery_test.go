@@ -35,6 +35,7 @@ func signDelivery(scheme, secret string, body []byte, h http.Header) http.Header
 // event, duplicate "idempotency_key") and starts nothing; a new delivery
 // identity with the same body is a new event.
 func TestWebhookProviderDeliveryIdentityStopsLateReplays(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	withProject(t, env, owner)

@@ -19,6 +19,7 @@ func want429(t *testing.T, what string, r *resp) {
 // Chat turns and resumes share one per-caller limit; past it the request
 // is refused before a session is created or a model called.
 func TestChatAndResumeAreRateLimited(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup, func(c *server.Config) { c.AgentTurnsPerMinute = 3 })
 	env.UseClock()
 	c := env.register("oncall@example.com")
@@ -51,6 +52,7 @@ func TestChatAndResumeAreRateLimited(t *testing.T) {
 
 // An organization's knowledge syncs are limited per minute.
 func TestKnowledgeSyncIsRateLimited(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("owner@example.com")
 	withProject(t, env, c)
@@ -64,6 +66,7 @@ func TestKnowledgeSyncIsRateLimited(t *testing.T) {
 // Keys that match nothing are counted per address; past the limit even a
 // well-formed key is refused before it is looked up, until the window passes.
 func TestUnknownAPIKeyPrefixesAreRateLimited(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	owner := env.register("owner@example.com")

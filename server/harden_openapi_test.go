@@ -52,6 +52,7 @@ func keys(m map[string]bool) []string {
 // parameters are checked on every GET route; bodies on every route whose
 // body has required fields (sent as {}: nothing runs).
 func TestOpenAPIRequiredMatchesValidator(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	withProject(t, env, owner)

@@ -9,6 +9,7 @@ import (
 // password or a second factor from the last ten minutes: signing in counts,
 // as do POST /api/auth/reauthenticate and a step-up challenge.
 func TestSensitiveChangesNeedRecentReauthentication(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.register("owner@example.com")

@@ -12,6 +12,7 @@ import (
 // The events list and the event detail agree on body_kept: a webhook that
 // keeps bodies lists its events as kept, and a metadata-only one as not.
 func TestWebhookEventListBodyKeptMatchesDetail(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "alertmanager", "metadata_only": false})
@@ -43,6 +44,7 @@ func paddedJSON(n int) []byte {
 // The webhook delivery limit is its own setting, independent of the API's
 // --max-body-bytes, and OpenAPI shows the limit in force.
 func TestWebhookBodyLimitIsItsOwnSetting(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, func(c *server.Config) { c.MaxBodyBytes = 2000; c.WebhookMaxBodyBytes = 4 << 20 })
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "generic", "scheme": "bearer", "dedupe_window_seconds": 0})
@@ -71,6 +73,7 @@ func TestWebhookBodyLimitIsItsOwnSetting(t *testing.T) {
 
 // The flag has its OPSAGENT_ twin, and a negative value is refused.
 func TestWebhookBodyLimitFlagAndEnv(t *testing.T) {
+	t.Parallel()
 	var c server.Config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	c.Flags(fs)
@@ -108,6 +111,7 @@ func amGroup(group string, from, to int) []byte {
 // 550 alerts in all) are one incident with alert_count 200 and
 // event_count 4.
 func TestIncidentCountsDistinctAlerts(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "alertmanager", "dedupe_window_seconds": 0})

@@ -2,11 +2,9 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"flag"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/mail"
@@ -17,9 +15,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
+	"github.com/opsagent/opsagent/internal/testsrv"
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/store"
 )
+
+// TestMain lets four parallel tests run at once unless -parallel says
+// otherwise: each test has its own server, and most of its time goes to
+// fsyncs, timers and loopback round trips, so more than GOMAXPROCS (two on
+// the CI machine) in flight keeps the cores busy.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "4")
+	}
+	os.Exit(m.Run())
+}
 
 // testEnv is a real server on a loopback port over a real SQLite file in a
 // temp dir. Tests talk HTTP to it.
@@ -33,7 +47,7 @@ type testEnv struct {
 	mu    sync.Mutex
 	now   time.Time
 	fixed bool // the manual clock is on (UseClock)
-	Logs  *bytes.Buffer
+	Logs  *testkit.SyncBuffer
 	close func()
 }
 
@@ -46,44 +60,11 @@ func newEnv(t testing.TB, opts ...func(*server.Config)) *testEnv {
 
 func startEnv(t testing.TB, dir string, opts ...func(*server.Config)) *testEnv {
 	t.Helper()
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second,
-		MailFrom: "opsagent <noreply@test>", LogLevel: "debug"}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	db, err := store.Open(ctx, dir+"/opsagent.db")
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	logs := &bytes.Buffer{}
-	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := server.New(cfg, server.Deps{DB: db, Logger: logger})
-	if err != nil {
-		t.Fatalf("new server: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &testEnv{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, DB: db, Dir: dir, Cfg: cfg, Logs: logs, now: time.Now().UTC()}
+	env := &testEnv{t: t, now: time.Now().UTC()}
 	// The clock is installed before anything runs: swapping it later races
 	// with the background writers. UseClock only switches it to manual.
-	srv.SetClock(env.clock)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ctx, ln)
-	}()
-	var once sync.Once
-	env.close = func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			db.Close()
-		})
-	}
-	t.Cleanup(env.close)
+	ts := testsrv.Start(t, dir, testsrv.Options{Clock: env.clock, Config: opts})
+	env.URL, env.Srv, env.DB, env.Dir, env.Cfg, env.Logs, env.close = ts.URL, ts.Srv, ts.DB, ts.Dir, ts.Cfg, ts.Logs, ts.Close
 	return env
 }
 
@@ -115,17 +96,6 @@ func (e *testEnv) Advance(d time.Duration) {
 	e.mu.Lock()
 	e.now = e.now.Add(d)
 	e.mu.Unlock()
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // client is one HTTP caller: a cookie jar (like a browser) and an optional

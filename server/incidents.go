@@ -195,6 +195,7 @@ func (s *Server) handleAnnotateIncident(c *Ctx) error {
 // archiveIncident files the resolved incident's summary with its timeline.
 // It never fails the caller: the incident is resolved either way.
 func (s *Server) archiveIncident(ctx context.Context, inc *store.Incident) {
+	s.draftPostmortemLater(inc) // postmortems.go
 	if s.incidentArchiver == nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 // readiness path with the credential from the project's secret; one that
 // answers 503 is reported not ok; a disabled one is 409.
 func TestIntegrationCheckReachesTheHealthEndpoint(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("op@example.com")
 	withProject(t, env, c)

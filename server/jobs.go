@@ -22,6 +22,18 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	}); err != nil {
 		return err
 	}
+	if s.billing.On() {
+		if err := r.Add("billing-metering", "@every 1h", s.meterAll); err != nil {
+			return err
+		}
+		if err := r.Add("billing-stripe-usage", "@every 1h", s.reportStripeUsage); err != nil {
+			return err
+		}
+	}
+	// Heartbeat misses are noticed within this interval past their deadline.
+	if err := r.Add("heartbeats", "@every 15s", s.sweepHeartbeats); err != nil {
+		return err
+	}
 	if err := r.Add("channel-deliveries", "@every 1h", s.PurgeChannelDeliveries); err != nil {
 		return err
 	}

@@ -187,6 +187,8 @@ func (s *Server) handleCreateDocument(c *Ctx) error {
 		return err
 	}
 	scope := ragScope(c, req.Scope)
+	unlock := s.billing.LockKnowledge(c.OrgID())
+	defer unlock()
 	if _, err := s.rag.Get(c.Context(), scope, req.Collection, req.Name); err == nil {
 		return &store.Error{Code: store.EConflict, Message: "a document with this name exists; PUT to replace it", Reason: "document_exists"}
 	} else if !errors.Is(err, rag.ErrNotFound) {
@@ -195,6 +197,9 @@ func (s *Server) handleCreateDocument(c *Ctx) error {
 	var tags []string
 	if req.Tags != nil {
 		tags = req.Tags
+	}
+	if err := s.billing.CheckKnowledge(c.Context(), c.OrgID(), int64(len(req.Content)), 0); err != nil {
+		return err
 	}
 	d, err := s.rag.Put(c.Context(), scope, req.Collection, req.Name, []byte(req.Content), tags)
 	if err != nil {
@@ -231,8 +236,14 @@ func (s *Server) handleUpdateDocument(c *Ctx) error {
 		return err
 	}
 	scope := ragScope(c, q.Scope)
-	if _, err := s.rag.Get(c.Context(), scope, q.Collection, q.Name); err != nil {
+	unlock := s.billing.LockKnowledge(c.OrgID())
+	defer unlock()
+	old, err := s.rag.Get(c.Context(), scope, q.Collection, q.Name)
+	if err != nil {
 		return ragError(err, "query")
+	}
+	if err := s.billing.CheckKnowledge(c.Context(), c.OrgID(), int64(len(req.Content)), old.Size); err != nil {
+		return err
 	}
 	var tags []string
 	if req.Tags != nil {

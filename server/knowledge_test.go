@@ -20,6 +20,7 @@ const restartRunbook = "---\ntags: [k8s, oncall]\n---\n# Restart a pod\n\nIntro.
 // TestKnowledgeDocumentsFollowFiles uploads, edits the file by hand, syncs,
 // searches and deletes, and checks the index follows each step.
 func TestKnowledgeDocumentsFollowFiles(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")
@@ -116,6 +117,7 @@ func firstHit(t *testing.T, c *client, q string) map[string]any {
 // TestKnowledgeBadInput: traversal, unknown collections, non-text and oversized uploads are refused and
 // nothing is written outside the project's folder.
 func TestKnowledgeBadInput(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")
@@ -189,6 +191,7 @@ func TestKnowledgeBadInput(t *testing.T) {
 // TestKnowledgeSearchTenancy: a project never finds another project's or another org's documents; the
 // org-wide documents are found by every project of that org only.
 func TestKnowledgeSearchTenancy(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	bob := env.register("bob@example.com")

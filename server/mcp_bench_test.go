@@ -12,39 +12,20 @@ package server_test
 // tools_list is tools/list on the same mount.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsagent/opsagent/internal/testkit"
 )
 
 func BenchmarkMCP(b *testing.B) {
 	base := benchServer(b)
 	post := func(path, token, project string, body any) map[string]any {
-		j, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(j))
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if project != "" {
-			req.Header.Set("X-Project-ID", project)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		if res.StatusCode >= 300 {
-			b.Fatalf("%s: %d %v", path, res.StatusCode, out)
-		}
-		return out
+		return testkit.Call(b, "POST", base+path, token, project, body, 0)
 	}
 	token := post("/api/auth/register", "", "", map[string]any{"email": "bench-mcp@example.com", "password": "correct horse battery"})["access_token"].(string)
 	project := post("/api/projects", token, "", map[string]any{"name": "bench"})["id"].(string)

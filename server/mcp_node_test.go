@@ -59,6 +59,7 @@ func nodeClientDir(t *testing.T) string {
 // The official TypeScript SDK client (a 2025-protocol client) against the
 // stateless mounts: list, curated calls, a bridged call, a validation error.
 func TestMCPOfficialNodeClient(t *testing.T) {
+	t.Parallel()
 	dir := nodeClientDir(t)
 	f := newMCPFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

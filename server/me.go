@@ -38,12 +38,8 @@ func (s *Server) handleUpdateMe(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	if req.Name != nil {
-		n := strings.TrimSpace(*req.Name)
-		if n == "" {
-			return invalid("String should have at least 1 character", "string_too_short", "body", "name")
-		}
-		req.Name = &n
+	if err := trimNonBlank(req.Name, "name"); err != nil {
+		return err
 	}
 	u, err := s.db.UpdateUser(c.Context(), c.ID.UserID, store.UserPatch{Name: req.Name})
 	if err != nil {

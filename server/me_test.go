@@ -140,7 +140,7 @@ func TestAvatarUploadServeAndDelete(t *testing.T) {
 	}
 	// Someone sharing an org may see it.
 	adaOrg := ada.must(200, "GET", "/api/auth/me", nil).JSON()["current_org_id"].(string)
-	err := env.DB.Write(t.Context(), func(tx *store.Tx) error { return store.AddMemberTx(t.Context(), tx, adaOrg, eve.userID(), "viewer") })
+	err := env.DB.AddMember(t.Context(), adaOrg, eve.userID(), "viewer")
 	if err != nil {
 		t.Fatal(err)
 	}

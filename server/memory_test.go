@@ -12,6 +12,7 @@ import (
 )
 
 func TestMemoriesSaveUpdateSearchDelete(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	p1, p2 := env.newProject(alice, "prod"), env.newProject(alice, "staging")
@@ -109,6 +110,7 @@ func TestMemoriesSaveUpdateSearchDelete(t *testing.T) {
 // TestMemoryReconcileRepairsTheIndex: a memory whose file vanished is
 // re-indexed from its row, a memory file without a row is removed.
 func TestMemoryReconcileRepairsTheIndex(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")

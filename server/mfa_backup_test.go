@@ -8,6 +8,7 @@ import (
 )
 
 func TestBackupCodeWorksOnceEvenInParallel(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	c := env.register("hal@example.com")
@@ -79,6 +80,7 @@ func TestBackupCodeWorksOnceEvenInParallel(t *testing.T) {
 }
 
 func TestStepUpInSession(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	c := env.register("ivy@example.com")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTOTPEnrolThenSignIn(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	c := env.register("ann@example.com")
@@ -70,6 +71,7 @@ func TestTOTPEnrolThenSignIn(t *testing.T) {
 }
 
 func TestTOTPReplayOlderStepAndSkew(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	c := env.register("bo@example.com")
@@ -104,6 +106,7 @@ func TestTOTPReplayOlderStepAndSkew(t *testing.T) {
 }
 
 func TestTOTPSetupTokenTamperedForeignOrExpired(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	a := env.register("cy@example.com")
@@ -134,6 +137,7 @@ func TestTOTPSetupTokenTamperedForeignOrExpired(t *testing.T) {
 }
 
 func TestWrongFactorsAreRateLimited(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	c := env.register("ed@example.com")
@@ -151,6 +155,7 @@ func TestWrongFactorsAreRateLimited(t *testing.T) {
 }
 
 func TestDeleteLastMethodDisablesMFA(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	c := env.register("fay@example.com")
@@ -183,6 +188,7 @@ func TestDeleteLastMethodDisablesMFA(t *testing.T) {
 // TestTOTPSurvivesRestart: the sealed secret opens with the key kept in the
 // data directory, so a restart keeps every enrolled app working.
 func TestTOTPSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	c := env.register("hugo@example.com")
 	secret, _ := enrolTOTP(t, env, c)

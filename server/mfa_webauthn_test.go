@@ -60,6 +60,7 @@ func assertion(t *testing.T, env *testEnv, mfaToken string, authr virtualwebauth
 }
 
 func TestWebAuthnRegisterAndSignIn(t *testing.T) {
+	t.Parallel()
 	env := webauthnEnv(t)
 	env.UseClock()
 	c := env.register("jo@example.com")
@@ -113,6 +114,7 @@ func TestWebAuthnRegisterAndSignIn(t *testing.T) {
 }
 
 func TestWebAuthnChallengeExpires(t *testing.T) {
+	t.Parallel()
 	env := webauthnEnv(t)
 	env.UseClock()
 	c := env.register("kim@example.com")

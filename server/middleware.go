@@ -179,6 +179,9 @@ func (s *Server) serveRoute(c *Ctx) error {
 		if err := s.authorize(c); err != nil {
 			return err
 		}
+		if err := s.billingWritable(c); err != nil {
+			return err
+		}
 	}
 	if rt.Project {
 		p, err := s.resolveProject(c)

@@ -76,12 +76,11 @@ func (s *Server) handleBootstrap(c *Ctx) error {
 	if len(key) > 255 {
 		return invalid("String should have at most 255 characters", "string_too_long", "header", "idempotency-key")
 	}
-	req.OrgName, req.ProjectName = strings.TrimSpace(req.OrgName), strings.TrimSpace(req.ProjectName)
-	if req.OrgName == "" {
-		return invalid("String should have at least 1 character", "string_too_short", "body", "org_name")
+	if err := trimNonBlank(&req.OrgName, "org_name"); err != nil {
+		return err
 	}
-	if req.ProjectName == "" {
-		return invalid("String should have at least 1 character", "string_too_short", "body", "project_name")
+	if err := trimNonBlank(&req.ProjectName, "project_name"); err != nil {
+		return err
 	}
 	if !c.ID.Can(PermProjectAdmin) {
 		s.onPermissionDenied(c)

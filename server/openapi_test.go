@@ -130,6 +130,7 @@ var specRecords = []string{"AcceptInviteRequest", "AddProjectMemberRequest", "Ag
 	"UpdateMemberRoleRequest", "UpdateProjectMemberRequest", "UserOut", "UserUpdate", "VerifyEmailRequest", "VersionResponse"}
 
 func TestOpenAPINamesTheSpecRecords(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	doc := env.newClient().must(200, "GET", "/api/openapi.json", nil).JSON()
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)

@@ -14,6 +14,7 @@ import (
 // tokens and cost; webhook deliveries count accepted, duplicate and refused
 // events and the group commit.
 func TestEngineMetricsMove(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t, llmfake.Text("All good.").WithUsage(1000, 500))
 	env := newEnv(t, withLLM(fake))
 	c := env.register("metrics@example.com")

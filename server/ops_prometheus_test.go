@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server"
 )
 
@@ -49,7 +50,7 @@ scrape_configs:
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr, "--log.level=warn")
-	out := &lockedWriter{w: &strings.Builder{}}
+	out := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ scrape_configs:
 				return v
 			}
 		}
-		t.Fatalf("prometheus: %s = %v (found %v); its log:\n%s", q, v, found, out.w)
+		t.Fatalf("prometheus: %s = %v (found %v); its log:\n%s", q, v, found, out)
 		return 0
 	}
 

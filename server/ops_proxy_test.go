@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
 
@@ -38,7 +39,7 @@ func TestReverseProxyExamplesStreamEvents(t *testing.T) {
 			} else {
 				cmd = caddyCommand(t, bin, dir, listen, upstream)
 			}
-			out := &lockedWriter{w: &strings.Builder{}}
+			out := &testkit.SyncBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			cmd.WaitDelay = 5 * time.Second
 			if err := cmd.Start(); err != nil {
@@ -56,7 +57,7 @@ func TestReverseProxyExamplesStreamEvents(t *testing.T) {
 					}
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("%s did not proxy /api/version:\n%s", proxy, out.w)
+					t.Fatalf("%s did not proxy /api/version:\n%s", proxy, out)
 				}
 			}
 			if res, err := http.Get(base + "/metrics"); err != nil || res.StatusCode != 404 {

@@ -53,6 +53,7 @@ func readyz(t *testing.T, env *testEnv, want int) readyBody {
 }
 
 func TestHealthzAndReadyzNameEachCheck(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	h := env.newClient().must(200, "GET", "/healthz", nil).JSON()
 	if h["status"] != "ok" || h["version"] != server.Version {
@@ -77,6 +78,7 @@ func TestHealthzAndReadyzNameEachCheck(t *testing.T) {
 // minimum: the test sets the minimum 256 MiB under the current free space,
 // then takes 512 MiB with a real allocation and gives it back.
 func TestReadyzFailsBelowTheDiskMinimum(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
@@ -115,6 +117,7 @@ func TestReadyzFailsBelowTheDiskMinimum(t *testing.T) {
 // second connection, as a backup tool or a stray sqlite3 shell would) makes
 // it fail and name the cause; releasing the lock makes the server ready.
 func TestReadyzFailsWhileTheDatabaseRefusesWrites(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	readyz(t, env, 200)
 	other, err := sql.Open("sqlite", "file:"+filepath.Join(env.Dir, "opsagent.db")+"?_pragma=busy_timeout(0)")
@@ -142,6 +145,7 @@ func TestReadyzFailsWhileTheDatabaseRefusesWrites(t *testing.T) {
 }
 
 func TestMetricsLoopbackOnlyOrBearerToken(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.newClient()
 	c.must(200, "GET", "/api/version", nil)
@@ -187,6 +191,7 @@ func TestMetricsLoopbackOnlyOrBearerToken(t *testing.T) {
 // Every request logs one line with its request id, route template (not the
 // raw path), status, duration and the caller's org and project ids.
 func TestRequestLogLine(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("logline@example.com")
 	owner.Header.Set("X-Request-ID", "req-logline-1")

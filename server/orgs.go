@@ -86,11 +86,10 @@ func (s *Server) handleCreateOrg(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	name := strings.TrimSpace(req.Name)
-	if name == "" {
-		return invalid("String should have at least 1 character", "string_too_short", "body", "name")
+	if err := trimNonBlank(&req.Name, "name"); err != nil {
+		return err
 	}
-	o := &store.Organization{Name: name}
+	o := &store.Organization{Name: req.Name}
 	if err := s.db.CreateOrg(c.Context(), o, c.ID.UserID); err != nil {
 		return err
 	}
@@ -115,12 +114,8 @@ func (s *Server) handleUpdateOrg(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	if req.Name != nil {
-		n := strings.TrimSpace(*req.Name)
-		if n == "" {
-			return invalid("String should have at least 1 character", "string_too_short", "body", "name")
-		}
-		req.Name = &n
+	if err := trimNonBlank(req.Name, "name"); err != nil {
+		return err
 	}
 	o, err := s.db.UpdateOrg(c.Context(), c.OrgID(), store.OrgPatch{Name: req.Name})
 	if err != nil {

@@ -96,6 +96,11 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 	for _, q := range tools.QueryTools(deps, kinds) {
 		out = append(out, q)
 	}
+	if kinds["alertmanager"] { // silences: change-capable, so approval-gated by the policy
+		for _, t := range tools.AlertmanagerSilenceTools(deps) {
+			out = append(out, t)
+		}
+	}
 	return out
 }
 
@@ -126,6 +131,16 @@ type callDecision struct {
 //  4. a matching must_always allow rule (pre-approval) lets it run;
 //  5. anything else that can change something asks a person.
 func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage) (callDecision, error) {
+	rules, err := s.db.FindRulesForProject(ctx, run.OrgID, run.ProjectID, true)
+	if err != nil {
+		return callDecision{}, err
+	}
+	return s.evaluateCallWith(ctx, run, t, name, args, rules)
+}
+
+// evaluateCallWith decides a call against the given rules: the live ones
+// (evaluateCall), or a proposed or shadow set (rules_preview.go).
+func (s *Server) evaluateCallWith(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage, rules []store.Rule) (callDecision, error) {
 	view, err := viewCall(t, name, args)
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
@@ -134,10 +149,6 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 		if view.Scan, err = s.scanCall(ctx, run, view.Rendered.Command); err != nil {
 			return callDecision{}, err
 		}
-	}
-	rules, err := s.db.FindRulesForProject(ctx, run.OrgID, run.ProjectID, true)
-	if err != nil {
-		return callDecision{}, err
 	}
 	var approval, allow, opaque *compiledRule
 	for i := range rules {
@@ -179,6 +190,9 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 	if cl, ok := t.(tools.Classifier); ok {
 		readOnly = readOnly || cl.ReadOnlyCall(args)
 	}
+	if d, observing := s.observeOnly(ctx, run, view, readOnly); observing {
+		return d, nil
+	}
 	switch {
 	case approval != nil:
 		return callDecision{verdict: agent.NeedApproval(ruleLabel(&approval.Rule) + "." + parsedNote(view)), view: view, ruleIDs: []string{approval.ID}}, nil
@@ -215,6 +229,7 @@ func (s *Server) gateFor(run runner.RunInfo) agent.Gate {
 			s.log.Error("policy: rules unreadable; call refused", "project_id", run.ProjectID, "tool", call.Name, "err", err)
 			return agent.Block("the platform could not check this call against the rules; it did not run")
 		}
+		s.recordShadow(ctx, run, t, call, d)
 		if r, ok := t.(tools.Runnable); ok && d.verdict.Verdict != agent.VerdictBlock {
 			if err := r.CanRun(ctx, call.Arguments); err != nil { // nowhere to run it: refuse now, never page a person
 				return agent.Block(err.Error())

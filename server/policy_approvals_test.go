@@ -22,6 +22,7 @@ func countLines(t *testing.T, p string) int {
 }
 
 func TestToolApprovalRunsOnceWithExactArgumentsNeverAfterDenialOrExpiry(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	f.env.UseClock()
 	f.run.SessionID = store.NewID()
@@ -111,6 +112,7 @@ func TestToolApprovalRunsOnceWithExactArgumentsNeverAfterDenialOrExpiry(t *testi
 }
 
 func TestApproveAndRememberAddsARule(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	f.run.SessionID = store.NewID()
 	cmd := `{"command":"systemctl restart api","target":"server"}`

@@ -85,6 +85,7 @@ func toolResults(res agent.Result) []llm.Message {
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func TestPolicyReadOnlyRunsFreelyRiskyWaitsAndNeverRunsWithoutApproval(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	var auth string
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -137,6 +138,7 @@ func TestPolicyReadOnlyRunsFreelyRiskyWaitsAndNeverRunsWithoutApproval(t *testin
 }
 
 func TestPolicyMustNeverHoldsAgainstInsistenceInjectionAndResume(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	f.owner.must(201, "POST", "/api/rules", map[string]any{"kind": "must_never", "description": "never delete data recursively",
 		"match_type": "regex", "pattern": `rm\s+-[a-zA-Z]*r`})
@@ -183,6 +185,7 @@ func TestPolicyMustNeverHoldsAgainstInsistenceInjectionAndResume(t *testing.T) {
 }
 
 func TestPolicySecretsNeverReachTheTranscript(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	const secret = "s3cr3t-db-password-42"
 	f.owner.must(200, "PUT", "/api/secrets/DB_PASSWORD", map[string]any{"value": secret})
@@ -209,6 +212,7 @@ func TestPolicySecretsNeverReachTheTranscript(t *testing.T) {
 }
 
 func TestPolicyBudgetStopsARun(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	f.owner.must(200, "PUT", "/api/budget", map[string]any{"session_tokens": 50})
 	_, cfg := f.config(t, llmfake.ToolCall("http_request", `{"method":"GET","url":"https://example.invalid/"}`).WithUsage(40, 20),

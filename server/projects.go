@@ -100,11 +100,10 @@ func (s *Server) handleCreateProject(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	name := strings.TrimSpace(req.Name)
-	if name == "" {
-		return invalid("String should have at least 1 character", "string_too_short", "body", "name")
+	if err := trimNonBlank(&req.Name, "name"); err != nil {
+		return err
 	}
-	p := &store.Project{OrgID: c.OrgID(), Name: name, Slug: req.Slug, Description: req.Description, Restricted: req.Restricted}
+	p := &store.Project{OrgID: c.OrgID(), Name: req.Name, Slug: req.Slug, Description: req.Description, Restricted: req.Restricted}
 	if err := s.db.CreateProject(c.Context(), p); err != nil {
 		return err
 	}

@@ -56,6 +56,7 @@ func countWhere(t *testing.T, env *testEnv, query string, args ...any) int {
 // old audit events into a segment that verifies on its own, and leaves the
 // stored chain verifiable from its anchor, also after new events.
 func TestRetentionDeletesExactlyWhatExpired(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup, func(c *server.Config) {
 		c.RetentionTranscriptsDays, c.RetentionSessionsDays, c.RetentionAuditDays, c.RetentionOutboxDays = 90, 365, 30, 30
 	})

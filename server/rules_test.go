@@ -10,6 +10,7 @@ func evaluate(t *testing.T, c *client, tool string, args map[string]any) map[str
 }
 
 func TestRulesDecideCalls(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	owner := env.register("owner@example.com")
 	owner.Project = env.newProject(owner, "prod")
@@ -85,6 +86,7 @@ func TestRulesDecideCalls(t *testing.T) {
 }
 
 func TestRuleValidationAndPermissions(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	owner := env.register("owner@example.com")
 	owner.Project = env.newProject(owner, "prod")

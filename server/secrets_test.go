@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/opsagent/opsagent/server"
@@ -32,13 +31,14 @@ func (c *client) orgOf() string {
 func (e *testEnv) newProject(c *client, name string) string {
 	e.t.Helper()
 	p := &store.Project{OrgID: c.orgOf(), Name: name}
-	if err := e.DB.Write(context.Background(), func(tx *store.Tx) error { return store.CreateProjectTx(context.Background(), tx, p) }); err != nil {
+	if err := e.DB.CreateProject(context.Background(), p); err != nil {
 		e.t.Fatal(err)
 	}
 	return p.ID
 }
 
 func TestSecretsAreWriteOnlyAndScoped(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	p1 := env.newProject(alice, "prod")
@@ -140,6 +140,7 @@ func TestSecretsAreWriteOnlyAndScoped(t *testing.T) {
 }
 
 func TestOrgLLMKey(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	org := alice.orgOf()
@@ -171,9 +172,7 @@ func TestOrgLLMKey(t *testing.T) {
 	bob.must(404, "GET", path, nil)
 	bob.must(404, "DELETE", path, nil)
 	carol := env.register("carol@example.com")
-	err = env.DB.Write(context.Background(), func(tx *store.Tx) error {
-		return store.AddMemberTx(context.Background(), tx, org, carol.must(200, "GET", "/api/auth/me", nil).JSON()["id"].(string), "admin")
-	})
+	err = env.DB.AddMember(context.Background(), org, carol.must(200, "GET", "/api/auth/me", nil).JSON()["id"].(string), "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +195,7 @@ func TestOrgLLMKey(t *testing.T) {
 // directory (database, WAL, vault, outbox...) and the server's log: the
 // plaintext appears nowhere.
 func TestCanarySecretsNeverInClear(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")
@@ -249,6 +249,7 @@ func checkNoCanary(t *testing.T, dir string, logs []byte, canaries []string) {
 // writing secrets: afterwards every secret decrypts, in this server and after
 // a restart, and only the new key is left.
 func TestVaultRotateCommandWhileServing(t *testing.T) {
+	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")
@@ -258,29 +259,11 @@ func TestVaultRotateCommandWhileServing(t *testing.T) {
 	}
 	before, _, _ := env.Srv.Secrets().KeyUsage(context.Background())
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	writes, failed := 0, 0
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if r := alice.do("PUT", fmt.Sprintf("/api/secrets/W_%d", i%40), map[string]any{"value": fmt.Sprintf("w-%d", i)}); r.Status != 200 {
-				failed++
-			}
-			writes = i + 1
-		}
-	}()
+	w := writeSecrets(alice, "W", 40)
 	var out, errb bytes.Buffer
 	err := secrets.RotateCommand(context.Background(), []string{"rotate", "--data-dir", env.Dir, "--batch", "7"},
 		func(string) string { return "" }, &out, &errb)
-	close(stop)
-	wg.Wait()
+	writes, failed := w.stop()
 	if err != nil {
 		t.Fatalf("rotate: %v; %s", err, errb.String())
 	}
@@ -312,4 +295,45 @@ func TestVaultRotateCommandWhileServing(t *testing.T) {
 	check(env)
 	env2 := env.Restart()
 	check(env2)
+}
+
+// secretWriter keeps replacing secrets through the API while a test does
+// something else to the server (a backup, a key rotation).
+type secretWriter struct {
+	halt           chan struct{}
+	done           chan struct{}
+	writes, failed int
+}
+
+// writeSecrets starts writing c's secrets <prefix>_0 .. <prefix>_<n-1> in a
+// loop and returns once three writes went through.
+func writeSecrets(c *client, prefix string, n int) *secretWriter {
+	w := &secretWriter{halt: make(chan struct{}), done: make(chan struct{})}
+	started := make(chan struct{})
+	go func() {
+		defer close(w.done)
+		for i := 0; ; i++ {
+			select {
+			case <-w.halt:
+				return
+			default:
+			}
+			if r := c.do("PUT", fmt.Sprintf("/api/secrets/%s_%d", prefix, i%n), map[string]any{"value": fmt.Sprintf("%s-%d", strings.ToLower(prefix), i)}); r.Status != 200 {
+				w.failed++
+			}
+			w.writes++
+			if w.writes == 3 {
+				close(started)
+			}
+		}
+	}()
+	<-started
+	return w
+}
+
+// stop ends the writer and says how many writes it made and how many failed.
+func (w *secretWriter) stop() (writes, failed int) {
+	close(w.halt)
+	<-w.done
+	return w.writes, w.failed
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/audit"
 	"github.com/opsagent/opsagent/server/auth"
+	"github.com/opsagent/opsagent/server/billing"
 	"github.com/opsagent/opsagent/server/connector"
 	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/mail"
@@ -75,6 +76,10 @@ type Server struct {
 	commandPolicies commandPolicies
 	// connectors holds the connectors' live connections (connectors_ws.go).
 	connectors *connector.Hub
+	// billing: plans, quotas, metering, Stripe (billing*.go); never nil.
+	billing *billing.Service
+	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
+	beyond beyondState
 	// chans holds the chat channels' open clients (channels_runtime.go).
 	chans *channelHub
 	// bg tracks work requests hand off to run after their answer (mail).
@@ -197,6 +202,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.installWebhooks()
 	s.installToolApprovals()
 	s.installConnectors()
+	if err := s.installBilling(); err != nil {
+		return nil, err
+	}
 	s.installChannels()
 	s.routes = s.routeTable()
 	s.installTenancy()

@@ -40,6 +40,7 @@ func waitSession(t *testing.T, c *client, id string, pred func(map[string]any) b
 // Cancel while the model hangs; the browser that started the chat closed
 // long before; several viewers watch; resume of a running session is 409.
 func TestSessionCancelViewersAndConflicts(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t, llmfake.Hang())
 	env := newEnv(t, withLLM(fake))
 	c := env.register("cancel@example.com")
@@ -88,6 +89,7 @@ func TestSessionCancelViewersAndConflicts(t *testing.T) {
 // Provider failures end the session failed with the reason; no LLM at all
 // names the variables to set.
 func TestSessionFailures(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t, llmfake.Error(400))
 	env := newEnv(t, withLLM(fake))
 	c := env.register("fail@example.com")
@@ -122,6 +124,7 @@ func TestSessionFailures(t *testing.T) {
 // Resume: by id or name, 404 when there is nothing to continue, 409 on an
 // ambiguous name; nothing of another project shows through.
 func TestSessionResumeRefs(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t, llmfake.Always(llmfake.Text("ok")))
 	env := newEnv(t, withLLM(fake), openSignup)
 	c := env.register("resume@example.com")
@@ -161,6 +164,7 @@ func TestSessionResumeRefs(t *testing.T) {
 
 // A task run goes through the agent: trigger, run, stored with tokens.
 func TestTaskRunThroughAgent(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t, llmfake.Text("All disks below 80%.").WithUsage(1000, 100))
 	env := newEnv(t, withLLM(fake))
 	c := env.register("taskrun@example.com")

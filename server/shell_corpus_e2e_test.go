@@ -119,6 +119,7 @@ func (e *e2e) runCorpus(t *testing.T, lines []string, deny bool) corpusRun {
 }
 
 func TestE2ECorpusMustNeverHoldsOnWhatRuns(t *testing.T) {
+	t.Parallel()
 	url, hits := downloadServer(t)
 	e := newE2E(t)
 	for _, r := range []map[string]any{

@@ -15,6 +15,7 @@ func (e *e2e) evaluate(t *testing.T, line string) map[string]any {
 }
 
 func TestCommandRulesMatchWhatRunsAndOpaqueIsRelaxedOnlyPerRule(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	rule := e.c.must(201, "POST", "/api/rules", map[string]any{"kind": "must_never", "description": "Never delete files",
 		"match_type": "effect", "pattern": "deletes_files"}).JSON()
@@ -76,6 +77,7 @@ func TestCommandRulesMatchWhatRunsAndOpaqueIsRelaxedOnlyPerRule(t *testing.T) {
 }
 
 func TestReadOnlyCallsRunUnattendedOnlyWhenProvenAndSaySo(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmfake.ToolCall("run_command", `{"command":"df -h && uptime"}`),
 		llmfake.Text("Disk and load look fine."),
@@ -121,6 +123,7 @@ func TestReadOnlyCallsRunUnattendedOnlyWhenProvenAndSaySo(t *testing.T) {
 }
 
 func TestApprovalCardSaysWhatTheCommandWasParsedAs(t *testing.T) {
+	t.Parallel()
 	args := `{"command":"bash -c 'echo hi >> hello.log'"}`
 	e := newE2E(t, llmfake.ToolCall("run_command", args), llmfake.Text("Done."))
 	sid, evs := e.chat(t, "say hi")

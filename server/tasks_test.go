@@ -12,7 +12,7 @@ import (
 )
 
 // withProject gives the client a project in its current org (created through
-// the store until the projects routes land) and sets X-Project-ID.
+// the store: the projects routes have tests of their own) and sets X-Project-ID.
 func withProject(t *testing.T, env *testEnv, c *client) string {
 	t.Helper()
 	u, err := env.DB.FindUserByEmail(context.Background(), c.Email)
@@ -20,7 +20,7 @@ func withProject(t *testing.T, env *testEnv, c *client) string {
 		t.Fatal(err)
 	}
 	p := &store.Project{OrgID: u.CurrentOrgID, Name: "prod"}
-	if err := env.DB.Write(context.Background(), func(tx *store.Tx) error { return store.CreateProjectTx(context.Background(), tx, p) }); err != nil {
+	if err := env.DB.CreateProject(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	c.Project = p.ID
@@ -33,6 +33,7 @@ func createTask(t *testing.T, c *client, body map[string]any) map[string]any {
 }
 
 func TestTaskCRUD(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("ana@example.com")
 	withProject(t, env, c)
@@ -71,6 +72,7 @@ func TestTaskCRUD(t *testing.T) {
 }
 
 func TestTaskFromTemplate(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("tpl@example.com")
 	withProject(t, env, c)
@@ -98,6 +100,7 @@ func TestTaskFromTemplate(t *testing.T) {
 }
 
 func TestTaskValidation(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("val@example.com")
 	withProject(t, env, c)
@@ -135,6 +138,7 @@ func TestTaskValidation(t *testing.T) {
 }
 
 func TestTaskListFilters(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.register("list@example.com")
@@ -201,6 +205,7 @@ func TestTaskListFilters(t *testing.T) {
 }
 
 func TestTaskTenancy(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, func(c *server.Config) { c.Signup = "open" })
 	a := env.register("a@example.com")
 	withProject(t, env, a)
@@ -249,6 +254,7 @@ func waitStatus(t *testing.T, env *testEnv, c *client, id, status string) map[st
 }
 
 func TestTaskTrigger(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("run@example.com")
 	withProject(t, env, c)
@@ -292,6 +298,7 @@ func TestTaskTrigger(t *testing.T) {
 }
 
 func TestTaskScheduledFireOverHTTP(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	c := env.register("sched@example.com")
@@ -321,6 +328,7 @@ func TestTaskScheduledFireOverHTTP(t *testing.T) {
 }
 
 func TestTaskPreview(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("prev@example.com")
 	withProject(t, env, c)
@@ -358,6 +366,7 @@ func TestTaskPreview(t *testing.T) {
 }
 
 func TestTaskPermissionsAndOpenAPI(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("doc@example.com")
 	var doc map[string]any

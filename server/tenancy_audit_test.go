@@ -12,6 +12,7 @@ import (
 // The audit log: specific and generic events, denials, sign-ins and failures,
 // filters, pagination, exports, and a verify route that finds tampering.
 func TestTenancyAuditLog(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	tn := env.newTenant(t, "audit")
 	owner := tn.owner

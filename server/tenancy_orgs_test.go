@@ -7,6 +7,7 @@ import (
 
 // Members, roles and the last-owner rule, end to end per role.
 func TestTenancyMembersAndRoles(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	tn := env.newTenant(t, "acme")
 	path := "/api/organizations/" + tn.org
@@ -68,6 +69,7 @@ func TestTenancyMembersAndRoles(t *testing.T) {
 // Invitations: mailed, bound to the address, single-use, expiring, revocable,
 // and accepted by an existing signed-in user.
 func TestTenancyInvitations(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	owner := env.register("boss@example.com")
@@ -162,6 +164,7 @@ func TestTenancyInvitations(t *testing.T) {
 
 // switch-org: member only, old token revoked, cookie set; orgs lists roles.
 func TestTenancySwitchOrg(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	a := env.register("a@example.com")
 	b := env.register("b@example.com")

@@ -7,6 +7,7 @@ import (
 // Projects per role, restricted visibility, project roles that cap, archive,
 // feature flags and X-Project-ID resolution.
 func TestTenancyProjects(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	tn := env.newTenant(t, "proj")
 	owner, admin, member, viewer := tn.owner, tn.byRole["admin"], tn.byRole["member"], tn.byRole["viewer"]
@@ -77,6 +78,7 @@ func TestTenancyProjects(t *testing.T) {
 // Onboarding: bootstrap with Idempotency-Key creates once and replays the
 // same answer; status, skip and complete.
 func TestTenancyOnboarding(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	c := env.register("new@example.com")
 	if s := c.must(200, "GET", "/api/onboarding/status", nil).JSON(); s["status"] != "pending" {
@@ -136,6 +138,7 @@ func TestTenancyOnboarding(t *testing.T) {
 // The OpenAPI document lists every route with its auth mode and permission,
 // and the role matrix.
 func TestTenancyOpenAPIPermissions(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	doc := env.newClient().must(200, "GET", "/api/openapi.json", nil).JSON()
 	paths := doc["paths"].(map[string]any)

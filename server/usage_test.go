@@ -32,6 +32,7 @@ func seedSession(t *testing.T, env *testEnv, s *store.AgentSession, ago time.Dur
 
 // The session index: every filter, every sort, the bounds.
 func TestSessionIndexFiltersSortsBounds(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t, llmfake.Text("cheap").WithUsage(100, 10), llmfake.Text("dear").WithUsage(2000, 500))
 	env := newEnv(t, withLLM(fake))
 	c := env.register("index@example.com")
@@ -106,6 +107,7 @@ func TestSessionIndexFiltersSortsBounds(t *testing.T) {
 
 // Usage and dashboard figures equal the sums of the sessions they count.
 func TestUsageAndDashboardsMatchSessions(t *testing.T) {
+	t.Parallel()
 	fake := llmfake.New(t, llmfake.Text("a").WithUsage(1000, 100), llmfake.Text("b").WithUsage(3000, 400))
 	env := newEnv(t, withLLM(fake))
 	c := env.register("usage@example.com")

@@ -340,6 +340,19 @@ func jsonName(f reflect.StructField) string {
 	return name
 }
 
+// trimNonBlank trims *s in place and refuses what is left empty, like a
+// min=1 rule on the body field named field; nil (a patch that leaves the
+// field alone) passes.
+func trimNonBlank(s *string, field string) error {
+	if s == nil {
+		return nil
+	}
+	if *s = strings.TrimSpace(*s); *s == "" {
+		return invalid("String should have at least 1 character", "string_too_short", "body", field)
+	}
+	return nil
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -30,6 +30,7 @@ func locs(err error) []string {
 }
 
 func TestBindQuery(t *testing.T) {
+	t.Parallel()
 	var q listQuery
 	if err := bindQuery(url.Values{"must": {"x"}}, &q); err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ type body struct {
 }
 
 func TestDecodeJSON(t *testing.T) {
+	t.Parallel()
 	var b body
 	if err := decodeJSON([]byte(`{"name":"ok","kind":"a","tags":["x"],"inner":{"level":3},"code":"ab,12","unknown":1}`), &b); err != nil {
 		t.Fatal(err)

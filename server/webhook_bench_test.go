@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
+	"github.com/opsagent/opsagent/internal/testsrv"
 	"github.com/opsagent/opsagent/server"
-	"github.com/opsagent/opsagent/store"
 )
 
 // BenchmarkWebhookIngest measures durable ingest through the real server
@@ -31,44 +31,13 @@ import (
 // cpu-us/event is the CPU of the whole process (load generator included)
 // per event, counted until the dispatcher has handled every event.
 func BenchmarkWebhookIngest(b *testing.B) {
-	dir := b.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	db, err := store.Open(ctx, dir+"/opsagent.db")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, MailFrom: "x <x@test>", Signup: "open"}
-	srv, err := server.New(cfg, server.Deps{DB: db, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go func() { _ = srv.Serve(ctx, ln) }()
-	base := "http://" + ln.Addr().String()
+	ctx := context.Background()
+	ts := testsrv.Start(b, "", testsrv.Options{Logger: slog.New(slog.DiscardHandler), Config: []func(*server.Config){func(c *server.Config) {
+		c.Signup, c.MailFrom, c.LogLevel = "open", "x <x@test>", ""
+	}}})
+	db, base := ts.DB, ts.URL
 	call := func(method, path, token, project string, body any) map[string]any {
-		bs, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, base+path, bytes.NewReader(bs))
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if project != "" {
-			req.Header.Set("X-Project-ID", project)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		if res.StatusCode >= 300 {
-			b.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
-		}
-		var m map[string]any
-		_ = json.Unmarshal(raw, &m)
-		return m
+		return testkit.Call(b, method, base+path, token, project, body, 0)
 	}
 	tok := call("POST", "/api/auth/register", "", "", map[string]any{"email": "bench@example.com", "password": "correct horse battery", "name": "b"})["access_token"].(string)
 	proj := call("POST", "/api/projects", tok, "", map[string]any{"name": "prod"})["id"].(string)

@@ -1,22 +1,17 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -29,36 +24,13 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "opsagent")
-	build := exec.Command("go", "build", "-o", bin, "github.com/opsagent/opsagent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testkit.SharedBinary(t)
 	data := filepath.Join(dir, "data")
-	cmd, base := startBinary(t, bin, data)
+	serve := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", data, "--signup", "open", "--log-level", "info"}
+	proc := testkit.StartProcess(t, bin, serve, nil)
+	base := proc.URL
 	api := func(method, path, token, project string, body any) map[string]any {
-		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if project != "" {
-			req.Header.Set("X-Project-ID", project)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var m map[string]any
-		raw, _ := io.ReadAll(res.Body)
-		if res.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
-		}
-		_ = json.Unmarshal(raw, &m)
-		return m
+		return testkit.Call(t, method, base+path, token, project, body, 0)
 	}
 	tok := api("POST", "/api/auth/register", "", "", map[string]any{"email": "o@example.com", "password": "correct horse battery", "name": "o"})["access_token"].(string)
 	proj := api("POST", "/api/projects", tok, "", map[string]any{"name": "prod"})["id"].(string)
@@ -97,20 +69,16 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		}()
 	}
 	time.Sleep(1500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	proc.Kill()
 	stop()
 	wg.Wait()
 	if len(acked) < 100 {
 		t.Fatalf("only %d deliveries acknowledged before the kill", len(acked))
 	}
 	// Restart: the server comes up on the same data and dispatches what waited.
-	cmd2, _ := startBinary(t, bin, data)
+	proc2 := testkit.StartProcess(t, bin, serve, nil)
 	time.Sleep(1500 * time.Millisecond)
-	_ = cmd2.Process.Signal(syscall.SIGTERM)
-	_ = cmd2.Wait()
+	proc2.Stop()
 
 	db, err := store.Open(context.Background(), filepath.Join(data, "opsagent.db"))
 	if err != nil {
@@ -153,36 +121,6 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("%d events but %d runs: each event dispatches exactly once", events, runs)
 	}
 	t.Logf("%d acknowledged before SIGKILL, %d stored (unacknowledged ones may be stored too), %d runs", len(acked), len(stored), runs)
-}
-
-var listenRE = regexp.MustCompile(`opsagent listening" addr=(\S+)`)
-
-// startBinary runs `opsagent serve` on a free port and returns its base URL.
-func startBinary(t *testing.T, bin, data string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", data, "--signup", "open", "--log-level", "info")
-	cmd.Env = append(os.Environ(), "OPSAGENT_LOG_LEVEL=info")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return cmd, "http://" + a
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not start")
-	}
-	return nil, ""
 }
 
 func hmacHex(secret string, body []byte) string {

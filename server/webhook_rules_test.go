@@ -47,6 +47,7 @@ func (f *hookFixture) deliver(t *testing.T, body []byte) map[string]any {
 // whether another project of the org or another tenant's, at
 // body.target_task_id.
 func TestWebhookRuleValidation(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "generic", "scheme": "bearer"})
@@ -100,6 +101,7 @@ func TestWebhookRuleValidation(t *testing.T) {
 // First match runs only the first matching rule by priority; fan-out runs
 // every matching rule. A rule may target another task of the project.
 func TestWebhookRoutingFirstMatchAndFanOut(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "generic", "scheme": "bearer", "dedupe_window_seconds": 0})
@@ -147,6 +149,7 @@ func TestWebhookRoutingFirstMatchAndFanOut(t *testing.T) {
 // 409, deny starts nothing, an expired approval is 409, and another
 // tenant's approval reads as 404.
 func TestWebhookApprovals(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	env.UseClock()
 	owner := env.register("owner@example.com")
@@ -237,6 +240,7 @@ func TestWebhookApprovals(t *testing.T) {
 
 // Replay takes 1 to 50 events: 51 is refused at body.event_ids.
 func TestWebhookReplayLimit(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "generic", "scheme": "bearer"})
@@ -257,6 +261,7 @@ func TestWebhookReplayLimit(t *testing.T) {
 // PagerDuty's incident.triggered, .acknowledged and .resolved move one
 // incident through its lifecycle; only the trigger starts a run.
 func TestWebhookPagerDutyIncidentLifecycle(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "pagerduty"})

@@ -17,6 +17,7 @@ import (
 // current secret, and the previous one during its overlap), in this server
 // and after a restart, and only the new vault key is left.
 func TestWebhookSecretsSurviveVaultRotation(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	plain := newHook(t, env, owner, map[string]any{"provider": "alertmanager", "dedupe_window_seconds": 0})

@@ -6,6 +6,7 @@ import "testing"
 // parsed alert and the payload as the dispatcher does; a bad condition is
 // 422 with the compiler's message; nothing is dispatched by trying.
 func TestWebhookMatchTriesAConditionOnAnEvent(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := env.register("op@example.com")
 	f := newHook(t, env, c, map[string]any{"provider": "alertmanager"})

@@ -24,6 +24,7 @@ import (
 // normalized and dispatched; a flipped byte or wrong secret is 401 and
 // stores nothing.
 func TestWebhookProvidersSignedDeliveries(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	for _, p := range webhook.Providers() {
@@ -119,6 +120,7 @@ func TestWebhookProvidersSignedDeliveries(t *testing.T) {
 
 // The test button signs a sample and sends it through the receiver.
 func TestWebhookTestDelivery(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	for _, p := range []string{"stripe", "github", "pagerduty", "alertmanager"} {
@@ -136,6 +138,7 @@ func TestWebhookTestDelivery(t *testing.T) {
 // Unknown, foreign, disabled webhook and disabled task all answer the same
 // 404; non-JSON is 422 (raw for generic); oversize 413; rate limit 429.
 func TestWebhookBadInput(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "alertmanager", "rate_limit_per_minute": 6, "dedupe_window_seconds": 0})
@@ -200,6 +203,7 @@ func TestWebhookBadInput(t *testing.T) {
 // A hundred copies of one delivery at the same moment are stored once and
 // dispatched once; identical payloads inside the dedupe window count once.
 func TestWebhookIdempotencyAndDedupe(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "generic", "scheme": "bearer", "rate_limit_per_minute": 10000, "dedupe_window_seconds": 0})
@@ -252,6 +256,7 @@ func TestWebhookIdempotencyAndDedupe(t *testing.T) {
 // Redaction globs are validated on save and applied before storage;
 // metadata-only keeps no body once dispatched.
 func TestWebhookRedactionAndMetadataOnly(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	owner := env.register("owner@example.com")
 	withProject(t, env, owner)
@@ -280,6 +285,7 @@ func TestWebhookRedactionAndMetadataOnly(t *testing.T) {
 
 // Rotation keeps the previous secret valid for the overlap, then not.
 func TestWebhookSecretRotation(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.UseClock()
 	owner := env.register("owner@example.com")
@@ -295,8 +301,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 			t.Fatalf("during overlap: %d", r.Status)
 		}
 	}
-	env.Advance(time.Hour + time.Second)
-	time.Sleep(1100 * time.Millisecond) // config cache
+	env.Advance(time.Hour + time.Second) // past the overlap, and the receiver's config cache
 	if r := f.post(t, amAlert("g", "late-old", "firing"), bearer(old)); r.Status != 401 {
 		t.Fatalf("old secret after the overlap: %d", r.Status)
 	}
@@ -308,6 +313,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 // A storm of 500 Alertmanager deliveries of one group is one incident and
 // one run; resolving files the summary in the incidents collection.
 func TestWebhookAlertStormIsOneIncident(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, openSignup)
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "alertmanager", "rate_limit_per_minute": 100000})

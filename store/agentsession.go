@@ -138,11 +138,11 @@ type SessionTransition struct {
 	Cost      float64
 }
 
-// TransitionAgentSessionTx applies t to session id; it reports false when the
+// transitionAgentSessionTx applies t to session id; it reports false when the
 // session was no longer in t.From. An empty Reason keeps the one recorded
 // (a catch-up note survives a completed run). Starting stamps started_at; reaching a
 // terminal status stamps ended_at and the duration since the start.
-func TransitionAgentSessionTx(ctx context.Context, tx *Tx, id string, t SessionTransition) (bool, error) {
+func transitionAgentSessionTx(ctx context.Context, tx *Tx, id string, t SessionTransition) (bool, error) {
 	now := TS(tx.Now)
 	var res sql.Result
 	var err error

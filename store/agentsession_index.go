@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -37,46 +36,15 @@ var SessionSorts = map[string]string{
 
 // FindSessions returns one page of sessions and the total matching f.
 func (db *DB) FindSessions(ctx context.Context, f SessionFilter) ([]AgentSession, int, error) {
-	where := []string{"org_id = ?", "project_id = ?"}
-	args := []any{f.OrgID, f.ProjectID}
-	if q := strings.TrimSpace(f.Q); q != "" {
-		like := "%" + likeEscape(strings.ToLower(q)) + "%"
-		if f.QLegacy {
-			where = append(where, `(lower(title) LIKE ? ESCAPE '\' OR lower(first_prompt) LIKE ? ESCAPE '\')`)
-			args = append(args, like, like)
-		} else {
-			where = append(where, `(lower(title) LIKE ? ESCAPE '\' OR lower(summary) LIKE ? ESCAPE '\' OR lower(task_name) LIKE ? ESCAPE '\'
-				OR id LIKE ? ESCAPE '\' OR lower(COALESCE(task_id, '')) LIKE ? ESCAPE '\' OR lower(name) LIKE ? ESCAPE '\')`)
-			args = append(args, like, like, like, like, like, like)
-		}
+	q := scopedList(f.OrgID, f.ProjectID)
+	if f.QLegacy {
+		q.search(f.Q, "lower(title)", "lower(first_prompt)")
+	} else {
+		q.search(f.Q, "lower(title)", "lower(summary)", "lower(task_name)", "id", "lower(COALESCE(task_id, ''))", "lower(name)")
 	}
-	for col, v := range map[string]string{"source": f.Source, "trigger_source": f.TriggerSource, "status": f.Status} {
-		if v != "" {
-			where = append(where, col+" = ?")
-			args = append(args, v)
-		}
-	}
-	if f.CreatedAfter != nil {
-		where = append(where, "created_at >= ?")
-		args = append(args, TS(*f.CreatedAfter))
-	}
-	if f.CreatedBefore != nil {
-		where = append(where, "created_at < ?")
-		args = append(args, TS(*f.CreatedBefore))
-	}
-	if f.MinCost != nil {
-		where = append(where, "cost >= ?")
-		args = append(args, *f.MinCost)
-	}
-	if f.MaxCost != nil {
-		where = append(where, "cost <= ?")
-		args = append(args, *f.MaxCost)
-	}
-	cond := strings.Join(where, " AND ")
-	var total int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM agent_sessions WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
+	q.eq("source", f.Source).eq("trigger_source", f.TriggerSource).eq("status", f.Status).
+		since("created_at", f.CreatedAfter, f.CreatedBefore).
+		cmp("cost", ">=", f.MinCost).cmp("cost", "<=", f.MaxCost)
 	col, ok := SessionSorts[f.Sort]
 	if !ok {
 		col = SessionSorts["last_activity"]
@@ -85,17 +53,7 @@ func (db *DB) FindSessions(ctx context.Context, f SessionFilter) ([]AgentSession
 	if f.Asc {
 		dir = " ASC"
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+sessionRowCols+` FROM agent_sessions WHERE `+cond+
-		` ORDER BY `+col+dir+`, id`+dir+` LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out, err := collectRows(rows, scanSessionRow)
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, total, nil
+	return listPage(ctx, db, "agent_sessions", sessionRowCols, q, col+dir+", id"+dir, nil, f.Limit, f.Offset, scanSessionRow)
 }
 
 // FindSessionRef resolves a session by id, else by name, in the tenant's

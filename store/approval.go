@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -64,8 +63,8 @@ func scanApproval(row interface{ Scan(...any) error }) (*Approval, error) {
 	return &a, nil
 }
 
-// CreateApprovalTx opens an approval inside a caller's transaction.
-func CreateApprovalTx(ctx context.Context, tx *Tx, a *Approval) error {
+// createApprovalTx opens an approval inside a caller's transaction.
+func createApprovalTx(ctx context.Context, tx *Tx, a *Approval) error {
 	if a.ID == "" {
 		a.ID = NewID()
 	}
@@ -78,7 +77,7 @@ func CreateApprovalTx(ctx context.Context, tx *Tx, a *Approval) error {
 
 // CreateApproval opens an approval in its own transaction (tool calls).
 func (db *DB) CreateApproval(ctx context.Context, a *Approval) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateApprovalTx(ctx, tx, a) })
+	return db.Write(ctx, func(tx *Tx) error { return createApprovalTx(ctx, tx, a) })
 }
 
 // FindApproval returns one approval of a project. A pending approval past
@@ -109,52 +108,25 @@ type ApprovalFilter struct {
 // FindApprovals lists approvals, pending (unexpired) first, then newest
 // first, and the total.
 func (db *DB) FindApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, int, error) {
-	now := TS(db.Now())
-	where := []string{"org_id = ?", "project_id = ?"}
-	args := []any{f.OrgID, f.ProjectID}
+	nowT := db.Now()
+	now := TS(nowT)
+	q := scopedList(f.OrgID, f.ProjectID)
 	switch f.Status {
 	case "":
 	case ApprovalPending:
-		where = append(where, "status = 'pending' AND expires_at > ?")
-		args = append(args, now)
+		q.and("status = 'pending' AND expires_at > ?", now)
 	case ApprovalExpired:
-		where = append(where, "(status = 'expired' OR (status = 'pending' AND expires_at <= ?))")
-		args = append(args, now)
+		q.and("(status = 'expired' OR (status = 'pending' AND expires_at <= ?))", now)
 	default:
-		where = append(where, "status = ?")
-		args = append(args, f.Status)
+		q.and("status = ?", f.Status)
 	}
-	if f.Kind != "" {
-		where = append(where, "kind = ?")
-		args = append(args, f.Kind)
+	q.eq("kind", f.Kind).eq("session_id", f.SessionID)
+	out, total, err := listPage(ctx, db, "approvals", approvalCols, q,
+		"(status = 'pending' AND expires_at > ?) DESC, created_at DESC, id DESC", []any{now}, f.Limit, f.Offset, scanApproval)
+	for i := range out {
+		out[i].expire(nowT)
 	}
-	if f.SessionID != "" {
-		where = append(where, "session_id = ?")
-		args = append(args, f.SessionID)
-	}
-	w := strings.Join(where, " AND ")
-	var total int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM approvals WHERE `+w, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE `+w+`
-		ORDER BY (status = 'pending' AND expires_at > ?) DESC, created_at DESC, id DESC LIMIT ? OFFSET ?`,
-		append(args, now, f.Limit, f.Offset)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []Approval{}
-	nowT := db.Now()
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		a.expire(nowT)
-		out = append(out, *a)
-	}
-	return out, total, rows.Err()
+	return out, total, err
 }
 
 // ApproveFunc carries out an approved approval inside the decision's

@@ -43,8 +43,8 @@ func scanAuthSession(row interface{ Scan(...any) error }) (*AuthSession, error) 
 	return &s, nil
 }
 
-// CreateAuthSessionTx inserts s (ID must be set by the caller, which derives the first token from it).
-func CreateAuthSessionTx(ctx context.Context, tx *Tx, s *AuthSession) error {
+// createAuthSessionTx inserts s (ID must be set by the caller, which derives the first token from it).
+func createAuthSessionTx(ctx context.Context, tx *Tx, s *AuthSession) error {
 	s.CreatedAt, s.LastUsedAt = tx.Now, tx.Now
 	if s.Kind == "" {
 		s.Kind = "web"
@@ -119,8 +119,8 @@ func (db *DB) FindActiveAuthSessions(ctx context.Context, userID string) ([]*Aut
 	return out, rows.Err()
 }
 
-// RevokeTokenTx blocklists an access-token id until it would have expired anyway.
-func RevokeTokenTx(ctx context.Context, tx *Tx, jti string, expires time.Time) error {
+// revokeTokenTx blocklists an access-token id until it would have expired anyway.
+func revokeTokenTx(ctx context.Context, tx *Tx, jti string, expires time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO revoked_tokens (jti, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, jti, TS(expires))
 	return err
 }

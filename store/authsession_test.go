@@ -13,20 +13,20 @@ func TestPurgeExpiredKeepsWhatStillMatters(t *testing.T) {
 	db.Now = func() time.Time { return now }
 	u := &User{Email: "p@example.com", PasswordHash: "x"}
 	err := db.Write(ctx, func(tx *Tx) error {
-		if err := CreateUserTx(ctx, tx, u); err != nil {
+		if err := createUserTx(ctx, tx, u); err != nil {
 			return err
 		}
 		for _, j := range []struct {
 			id  string
 			exp time.Time
 		}{{"old", now.Add(-time.Minute)}, {"live", now.Add(time.Minute)}} {
-			if err := RevokeTokenTx(ctx, tx, j.id, j.exp); err != nil {
+			if err := revokeTokenTx(ctx, tx, j.id, j.exp); err != nil {
 				return err
 			}
 		}
 		for i, exp := range []time.Time{now.Add(-61 * 24 * time.Hour), now.Add(-time.Hour)} {
 			s := &AuthSession{ID: NewID(), UserID: u.ID, Salt: []byte{1}, RefreshHash: []byte{byte(i)}, ExpiresAt: exp}
-			if err := CreateAuthSessionTx(ctx, tx, s); err != nil {
+			if err := createAuthSessionTx(ctx, tx, s); err != nil {
 				return err
 			}
 		}

@@ -110,6 +110,9 @@ func (db *DB) CreateConnector(ctx context.Context, x *Connector) error {
 		if n >= MaxConnectorsPerProject {
 			return &Error{Code: EConflict, Message: "too many connectors in this project", Reason: "connector_limit"}
 		}
+		if err := tx.CheckQuota(ctx, QuotaConnectors, x.OrgID, 1); err != nil {
+			return err
+		}
 		x.ID, x.CreatedAt, x.UpdatedAt = NewID(), tx.Now, tx.Now
 		_, err := tx.ExecContext(ctx, `INSERT INTO connectors (id, org_id, project_id, name, labels, allow_list, token_prefix,
 			token_hash, created_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,

@@ -84,7 +84,7 @@ func TestWriteRollsBackOnError(t *testing.T) {
 	boom := errors.New("boom")
 	err := db.Write(ctx, func(tx *Tx) error {
 		u := &User{Email: "a@example.com", PasswordHash: "x"}
-		if err := CreateUserTx(ctx, tx, u); err != nil {
+		if err := createUserTx(ctx, tx, u); err != nil {
 			return err
 		}
 		return boom
@@ -97,7 +97,7 @@ func TestWriteRollsBackOnError(t *testing.T) {
 	}
 	// A duplicate address is a conflict with a reason, not a raw SQLite error.
 	for i := 0; i < 2; i++ {
-		err = db.Write(ctx, func(tx *Tx) error { return CreateUserTx(ctx, tx, &User{Email: "B@example.com", PasswordHash: "x"}) })
+		err = db.Write(ctx, func(tx *Tx) error { return createUserTx(ctx, tx, &User{Email: "B@example.com", PasswordHash: "x"}) })
 	}
 	if ErrorCode(err) != EConflict {
 		t.Fatalf("duplicate: got %v, want conflict", err)
@@ -110,7 +110,7 @@ func TestCachedReads(t *testing.T) {
 	db, _ := openTemp(t)
 	ctx := context.Background()
 	u := &User{Email: "c@example.com", PasswordHash: "x"}
-	if err := db.Write(ctx, func(tx *Tx) error { return CreateUserTx(ctx, tx, u) }); err != nil {
+	if err := db.Write(ctx, func(tx *Tx) error { return createUserTx(ctx, tx, u) }); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -148,5 +148,27 @@ func TestTimesRoundTripAndSort(t *testing.T) {
 	}
 	if !ParseTS("").IsZero() || !ValidID(NewID()) || ValidID("nope") {
 		t.Fatal("zero time or id checks")
+	}
+}
+
+// The fixed-position reader agrees with time.Parse on the stored layout,
+// and hands anything else to it.
+func TestParseTSFixed(t *testing.T) {
+	for _, s := range []string{"2026-11-25T11:29:36.123456Z", "2024-02-29T23:59:59.000001Z", "1970-01-01T00:00:00.000000Z"} {
+		want, err := time.Parse(timeLayout, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ParseTS(s); !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("ParseTS(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for _, s := range []string{"2026-11-25T11:29:36Z", "2026-11-25T11:29:36.123+01:00", "2026-02-31T00:00:00.000000Z", "2026-1x-25T11:29:36.123456Z"} {
+		if _, ok := parseFixedTS(s); ok {
+			t.Errorf("parseFixedTS(%q) accepted a time outside the stored layout", s)
+		}
+	}
+	if got := ParseTS("2026-11-25T11:29:36.5+01:00"); !got.Equal(time.Date(2026, 11, 25, 10, 29, 36, 5e8, time.UTC)) {
+		t.Errorf("RFC 3339 fallback: %v", got)
 	}
 }

@@ -108,20 +108,20 @@ func (db *DB) DecideDeviceGrant(ctx context.Context, userCode string, approve bo
 	})
 }
 
-// FindDeviceGrantByCodeTx reads a grant by its device-code hash (any state).
-func FindDeviceGrantByCodeTx(ctx context.Context, tx *Tx, hash []byte) (*DeviceGrant, error) {
+// findDeviceGrantByCodeTx reads a grant by its device-code hash (any state).
+func findDeviceGrantByCodeTx(ctx context.Context, tx *Tx, hash []byte) (*DeviceGrant, error) {
 	return scanGrant(tx.QueryRowContext(ctx, `SELECT `+grantCols+` FROM device_grants WHERE device_code_hash = ?`, hash))
 }
 
-// MarkDeviceGrantPolledTx stamps a poll and stores the (possibly raised) interval.
-func MarkDeviceGrantPolledTx(ctx context.Context, tx *Tx, id string, interval int) error {
+// markDeviceGrantPolledTx stamps a poll and stores the (possibly raised) interval.
+func markDeviceGrantPolledTx(ctx context.Context, tx *Tx, id string, interval int) error {
 	_, err := tx.ExecContext(ctx, `UPDATE device_grants SET last_polled_at = ?, interval_seconds = ? WHERE id = ?`, TS(tx.Now), interval, id)
 	return err
 }
 
-// ConsumeDeviceGrantTx moves an approved grant to consumed, recording the
+// consumeDeviceGrantTx moves an approved grant to consumed, recording the
 // session it produced; it reports false when another poll got there first.
-func ConsumeDeviceGrantTx(ctx context.Context, tx *Tx, id, sessionID string) (bool, error) {
+func consumeDeviceGrantTx(ctx context.Context, tx *Tx, id, sessionID string) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE device_grants SET status = 'consumed', session_id = ?, last_polled_at = ? WHERE id = ? AND status = 'approved'`,
 		sessionID, TS(tx.Now), id)
 	if err != nil {

@@ -25,9 +25,9 @@ func (db *DB) CreateEmailToken(ctx context.Context, userID, kind string, hash []
 	})
 }
 
-// ConsumeEmailTokenTx marks a live token used and returns its user. Used,
+// consumeEmailTokenTx marks a live token used and returns its user. Used,
 // expired and unknown tokens are all the same invalid error.
-func ConsumeEmailTokenTx(ctx context.Context, tx *Tx, kind string, hash []byte) (string, error) {
+func consumeEmailTokenTx(ctx context.Context, tx *Tx, kind string, hash []byte) (string, error) {
 	var id, userID string
 	err := tx.QueryRowContext(ctx, `SELECT id, user_id FROM email_tokens WHERE token_hash = ? AND kind = ? AND used_at IS NULL AND expires_at > ?`,
 		hash, kind, TS(tx.Now)).Scan(&id, &userID)

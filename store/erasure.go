@@ -10,7 +10,7 @@ import (
 func (db *DB) RequestErasure(ctx context.Context, userID string) (string, error) {
 	id := NewID()
 	err := db.Write(ctx, func(tx *Tx) error {
-		orgs, err := SoleOwnedOrgsTx(ctx, tx, userID)
+		orgs, err := soleOwnedOrgsTx(ctx, tx, userID)
 		if err != nil {
 			return err
 		}
@@ -20,7 +20,7 @@ func (db *DB) RequestErasure(ctx context.Context, userID string) (string, error)
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`, TS(tx.Now), TS(tx.Now), userID); err != nil {
 			return err
 		}
-		if err := RevokeAllForUserTx(ctx, tx, userID, "account_deleted"); err != nil {
+		if err := revokeAllForUserTx(ctx, tx, userID, "account_deleted"); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO erasure_requests (id, user_id, requested_at) VALUES (?, ?, ?)`, id, userID, TS(tx.Now))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -106,32 +105,13 @@ type IncidentFilter struct {
 
 // FindIncidents lists incidents, open ones first, then by latest alert.
 func (db *DB) FindIncidents(ctx context.Context, f IncidentFilter) ([]Incident, int, error) {
-	where := []string{"org_id = ?", "project_id = ?"}
-	args := []any{f.OrgID, f.ProjectID}
-	if f.Status != "" {
-		where = append(where, "status = ?")
-		args = append(args, f.Status)
-	}
-	w := strings.Join(where, " AND ")
-	var total int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incidents WHERE `+w, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE `+w+`
-		ORDER BY (status != 'resolved') DESC, last_alert_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out, err := collectRows(rows, scanIncident)
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, total, nil
+	q := scopedList(f.OrgID, f.ProjectID).eq("status", f.Status)
+	return listPage(ctx, db, "incidents", incidentCols, q, "(status != 'resolved') DESC, last_alert_at DESC, id DESC", nil,
+		f.Limit, f.Offset, scanIncident)
 }
 
-// AddTimelineTx appends an entry to an incident's timeline.
-func AddTimelineTx(ctx context.Context, tx *Tx, incidentID, kind, actor, text, data string) error {
+// addTimelineTx appends an entry to an incident's timeline.
+func addTimelineTx(ctx context.Context, tx *Tx, incidentID, kind, actor, text, data string) error {
 	_, err := tx.ExecContext(ctx, insertTimeline, NewID(), incidentID, TS(tx.Now), kind, nullStr(actor), text, orJSON(data, "{}"))
 	return err
 }
@@ -185,7 +165,7 @@ func transitionIncidentTx(ctx context.Context, tx *Tx, inc *Incident, to, actor,
 			return err
 		}
 	}
-	return AddTimelineTx(ctx, tx, inc.ID, "status", actor, to, "")
+	return addTimelineTx(ctx, tx, inc.ID, "status", actor, to, "")
 }
 
 // AnnotateIncident adds a note to an incident's timeline.

@@ -70,6 +70,10 @@ func (db *DB) CreateInvitation(ctx context.Context, inv *Invitation) error {
 			TS(tx.Now), inv.OrgID, inv.Email); err != nil {
 			return err
 		}
+		// A pending invitation holds a seat (after the one it replaces was revoked above).
+		if err := tx.CheckQuota(ctx, QuotaMembers, inv.OrgID, 1); err != nil {
+			return err
+		}
 		inv.ID, inv.CreatedAt = NewID(), tx.Now
 		_, err := tx.ExecContext(ctx, `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, expires_at, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, inv.ID, inv.OrgID, inv.Email, inv.Role, inv.TokenHash, inv.InvitedBy, TS(inv.ExpiresAt), TS(tx.Now))
@@ -114,9 +118,9 @@ func (db *DB) RevokeInvitation(ctx context.Context, orgID, id string) error {
 	})
 }
 
-// ClaimInvitationTx finds the invitation of a token and marks it accepted by
+// claimInvitationTx finds the invitation of a token and marks it accepted by
 // userID. Unknown, revoked, used and expired tokens are 400 with distinct codes.
-func ClaimInvitationTx(ctx context.Context, tx *Tx, tokenHash []byte) (*Invitation, error) {
+func claimInvitationTx(ctx context.Context, tx *Tx, tokenHash []byte) (*Invitation, error) {
 	i, err := scanInvitation(tx.QueryRowContext(ctx, `SELECT `+invitationCols+` FROM invitations i JOIN organizations o ON o.id = i.org_id
 		WHERE i.token_hash = ?`, tokenHash))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -136,8 +140,8 @@ func ClaimInvitationTx(ctx context.Context, tx *Tx, tokenHash []byte) (*Invitati
 	return i, nil
 }
 
-// MarkInvitationAcceptedTx records who accepted an invitation.
-func MarkInvitationAcceptedTx(ctx context.Context, tx *Tx, id, userID string) error {
+// markInvitationAcceptedTx records who accepted an invitation.
+func markInvitationAcceptedTx(ctx context.Context, tx *Tx, id, userID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL`, TS(tx.Now), userID, id)
 	return err
 }

@@ -118,10 +118,10 @@ func findMemory(ctx context.Context, q Querier, where string, args ...any) (*Mem
 	return m, err
 }
 
-// SaveMemoryTx creates m, or updates the memory of the same scope and key
+// saveMemoryTx creates m, or updates the memory of the same scope and key
 // (title, text, tags, source session); it fills m from the stored row and
 // reports whether it is new.
-func SaveMemoryTx(ctx context.Context, tx *Tx, m *Memory) (created bool, err error) {
+func saveMemoryTx(ctx context.Context, tx *Tx, m *Memory) (created bool, err error) {
 	if m.Tags == nil {
 		m.Tags = []string{}
 	}
@@ -156,8 +156,8 @@ func SaveMemoryTx(ctx context.Context, tx *Tx, m *Memory) (created bool, err err
 	return false, err
 }
 
-// UpdateMemoryTx applies patch to a memory the project sees and returns it.
-func UpdateMemoryTx(ctx context.Context, tx *Tx, orgID, projectID, id string, p MemoryPatch) (*Memory, error) {
+// updateMemoryTx applies patch to a memory the project sees and returns it.
+func updateMemoryTx(ctx context.Context, tx *Tx, orgID, projectID, id string, p MemoryPatch) (*Memory, error) {
 	m, err := findMemory(ctx, tx, `id = ? AND `+visibleTo, id, orgID, projectID)
 	if err != nil {
 		return nil, err
@@ -178,8 +178,8 @@ func UpdateMemoryTx(ctx context.Context, tx *Tx, orgID, projectID, id string, p 
 	return m, err
 }
 
-// DeleteMemoryTx removes a memory the project sees and returns what it was.
-func DeleteMemoryTx(ctx context.Context, tx *Tx, orgID, projectID, id string) (*Memory, error) {
+// deleteMemoryTx removes a memory the project sees and returns what it was.
+func deleteMemoryTx(ctx context.Context, tx *Tx, orgID, projectID, id string) (*Memory, error) {
 	m, err := findMemory(ctx, tx, `id = ? AND `+visibleTo, id, orgID, projectID)
 	if err != nil {
 		return nil, err
@@ -207,15 +207,15 @@ func (db *DB) FindMemoriesAfter(ctx context.Context, afterID string, limit int) 
 	return out, rows.Err()
 }
 
-// MemoryExistsTx reports whether a memory row exists, inside a write transaction.
-func MemoryExistsTx(ctx context.Context, tx *Tx, id string) (bool, error) {
+// memoryExistsTx reports whether a memory row exists, inside a write transaction.
+func memoryExistsTx(ctx context.Context, tx *Tx, id string) (bool, error) {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM memories WHERE id = ?`, id).Scan(&n)
 	return n > 0, err
 }
 
-// FindMemoryTx re-reads one memory inside a write transaction.
-func FindMemoryTx(ctx context.Context, tx *Tx, id string) (*Memory, error) {
+// findMemoryTx re-reads one memory inside a write transaction.
+func findMemoryTx(ctx context.Context, tx *Tx, id string) (*Memory, error) {
 	return findMemory(ctx, tx, `id = ?`, id)
 }
 

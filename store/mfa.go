@@ -114,16 +114,16 @@ func (db *DB) MFAKinds(ctx context.Context, userID string) ([]string, error) {
 	return out, rows.Err()
 }
 
-// CountPrimaryMFATx counts a user's TOTP and WebAuthn methods (backup codes
+// countPrimaryMFATx counts a user's TOTP and WebAuthn methods (backup codes
 // are a fallback, not a factor of their own).
-func CountPrimaryMFATx(ctx context.Context, tx *Tx, userID string) (int, error) {
+func countPrimaryMFATx(ctx context.Context, tx *Tx, userID string) (int, error) {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM mfa_methods WHERE user_id = ? AND kind IN ('totp', 'webauthn')`, userID).Scan(&n)
 	return n, err
 }
 
-// CreateMFAMethodTx inserts m; ID must be set (a sealed TOTP secret is bound to it).
-func CreateMFAMethodTx(ctx context.Context, tx *Tx, m *MFAMethod) error {
+// createMFAMethodTx inserts m; ID must be set (a sealed TOTP secret is bound to it).
+func createMFAMethodTx(ctx context.Context, tx *Tx, m *MFAMethod) error {
 	m.CreatedAt = tx.Now
 	var credID, cred any
 	if len(m.CredentialID) > 0 {
@@ -148,7 +148,7 @@ func (db *DB) DeleteMFAMethod(ctx context.Context, userID, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return NotFound("method")
 		}
-		n, err := CountPrimaryMFATx(ctx, tx, userID)
+		n, err := countPrimaryMFATx(ctx, tx, userID)
 		if err != nil || n > 0 {
 			return err
 		}
@@ -195,14 +195,14 @@ func (db *DB) UpdateWebAuthnCounter(ctx context.Context, id string, count uint32
 	return ok, err
 }
 
-// ReplaceBackupCodesTx drops the user's backup-code set and stores a new one
+// replaceBackupCodesTx drops the user's backup-code set and stores a new one
 // from the given keyed hashes.
-func ReplaceBackupCodesTx(ctx context.Context, tx *Tx, userID string, hashes [][]byte) (*MFAMethod, error) {
+func replaceBackupCodesTx(ctx context.Context, tx *Tx, userID string, hashes [][]byte) (*MFAMethod, error) {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM mfa_methods WHERE user_id = ? AND kind = 'backup_code'`, userID); err != nil {
 		return nil, err
 	}
 	m := &MFAMethod{ID: NewID(), UserID: userID, Kind: MFABackupCode, Name: "Backup codes", Remaining: len(hashes)}
-	if err := CreateMFAMethodTx(ctx, tx, m); err != nil {
+	if err := createMFAMethodTx(ctx, tx, m); err != nil {
 		return nil, err
 	}
 	for _, h := range hashes {

@@ -66,13 +66,13 @@ func (db *DB) Bootstrap(ctx context.Context, in BootstrapInput) (*BootstrapResul
 		}
 		p := in.Project
 		p.OrgID = org.ID
-		if err := CreateProjectTx(ctx, tx, p); err != nil {
+		if err := createProjectTx(ctx, tx, p); err != nil {
 			return err
 		}
 		ob = &Onboarding{UserID: in.UserID, Status: "completed", OrgID: org.ID, ProjectID: p.ID}
 		if in.Task != nil {
 			in.Task.OrgID, in.Task.ProjectID = org.ID, p.ID
-			if err := CreateTaskTx(ctx, tx, in.Task, in.NextRun); err != nil {
+			if err := createTaskTx(ctx, tx, in.Task, in.NextRun); err != nil {
 				return err
 			}
 			ob.TaskID = in.Task.ID

@@ -59,8 +59,8 @@ func Slugify(name string) string {
 	return s
 }
 
-// CreateOrgTx inserts o with ownerID as its owner, choosing a free slug.
-func CreateOrgTx(ctx context.Context, tx *Tx, o *Organization, ownerID string) error {
+// createOrgTx inserts o with ownerID as its owner, choosing a free slug.
+func createOrgTx(ctx context.Context, tx *Tx, o *Organization, ownerID string) error {
 	o.ID = NewID()
 	o.CreatedAt, o.UpdatedAt = tx.Now, tx.Now
 	if o.Branding == "" {
@@ -92,11 +92,11 @@ func CreateOrgTx(ctx context.Context, tx *Tx, o *Organization, ownerID string) e
 		}
 		break
 	}
-	return AddMemberTx(ctx, tx, o.ID, ownerID, RoleOwner)
+	return addMemberTx(ctx, tx, o.ID, ownerID, RoleOwner)
 }
 
-// AddMemberTx adds a membership; an existing one is a conflict.
-func AddMemberTx(ctx context.Context, tx *Tx, orgID, userID, role string) error {
+// addMemberTx adds a membership; an existing one is a conflict.
+func addMemberTx(ctx context.Context, tx *Tx, orgID, userID, role string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO org_members (org_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
 		orgID, userID, role, TS(tx.Now), TS(tx.Now))
 	if isUnique(err) {
@@ -160,9 +160,9 @@ func (db *DB) FindRole(ctx context.Context, orgID, userID string) (string, error
 	return role, err
 }
 
-// SoleOwnedOrgsTx lists orgs (other than solo personal ones) where userID is the
+// soleOwnedOrgsTx lists orgs (other than solo personal ones) where userID is the
 // only owner while other members remain: deleting the account would orphan them.
-func SoleOwnedOrgsTx(ctx context.Context, q Querier, userID string) ([]string, error) {
+func soleOwnedOrgsTx(ctx context.Context, q Querier, userID string) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT m.org_id FROM org_members m
 		WHERE m.user_id = ? AND m.role = 'owner'
 		AND (SELECT COUNT(*) FROM org_members o WHERE o.org_id = m.org_id AND o.role = 'owner') = 1

@@ -129,3 +129,8 @@ func (db *DB) RemoveMember(ctx context.Context, orgID, userID string, guard Memb
 		return err
 	})
 }
+
+// AddMember adds userID to orgID with role; an existing membership is a conflict.
+func (db *DB) AddMember(ctx context.Context, orgID, userID, role string) error {
+	return db.Write(ctx, func(tx *Tx) error { return addMemberTx(ctx, tx, orgID, userID, role) })
+}

@@ -42,7 +42,7 @@ func (db *DB) UpdateOrg(ctx context.Context, orgID string, patch OrgPatch) (*Org
 
 // CreateOrg creates an org owned by ownerID.
 func (db *DB) CreateOrg(ctx context.Context, o *Organization, ownerID string) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateOrgTx(ctx, tx, o, ownerID) })
+	return db.Write(ctx, func(tx *Tx) error { return createOrgTx(ctx, tx, o, ownerID) })
 }
 
 // renameOrgTx renames an org inside a caller's transaction.

@@ -97,9 +97,18 @@ func (db *DB) FindProjects(ctx context.Context, v Viewer, includeArchived bool) 
 func (db *DB) FindVisibleProject(ctx context.Context, v Viewer, projectID string) (*Project, string, error) {
 	where, args := v.visibleSQL()
 	args = append([]any{v.UserID, projectID}, args...)
-	row := db.r.QueryRowContext(ctx, `SELECT `+prefixed("p.", projectCols)+`,
+	query := `SELECT ` + prefixed("p.", projectCols) + `,
 		COALESCE((SELECT role FROM project_members pm WHERE pm.project_id = p.id AND pm.user_id = ?), '')
-		FROM projects p WHERE p.id = ?`+where, args...)
+		FROM projects p WHERE p.id = ?` + where
+	// Every project-scoped request resolves its project here: without an
+	// allow-list the text takes one of two forms, so it runs prepared (an
+	// API key's allow-list varies in length and is prepared per call).
+	var row *sql.Row
+	if len(v.Allow) == 0 {
+		row = db.readRow(ctx, query, args...)
+	} else {
+		row = db.r.QueryRowContext(ctx, query, args...)
+	}
 	var p Project
 	var archived sql.NullString
 	var created, updated, role string
@@ -115,8 +124,11 @@ func (db *DB) FindVisibleProject(ctx context.Context, v Viewer, projectID string
 	return &p, role, nil
 }
 
-// CreateProjectTx inserts p (OrgID and Name set), choosing a free slug in the org.
-func CreateProjectTx(ctx context.Context, tx *Tx, p *Project) error {
+// createProjectTx inserts p (OrgID and Name set), choosing a free slug in the org.
+func createProjectTx(ctx context.Context, tx *Tx, p *Project) error {
+	if err := tx.CheckQuota(ctx, QuotaProjects, p.OrgID, 1); err != nil {
+		return err
+	}
 	p.ID = NewID()
 	p.CreatedAt, p.UpdatedAt = tx.Now, tx.Now
 	if p.Settings == "" {
@@ -142,7 +154,7 @@ func CreateProjectTx(ctx context.Context, tx *Tx, p *Project) error {
 
 // CreateProject inserts p in its own transaction.
 func (db *DB) CreateProject(ctx context.Context, p *Project) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateProjectTx(ctx, tx, p) })
+	return db.Write(ctx, func(tx *Tx) error { return createProjectTx(ctx, tx, p) })
 }
 
 // ProjectPatch holds the changes of a project; nil means keep.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -114,11 +113,28 @@ func scanTask(row interface{ Scan(...any) error }) (*Task, error) {
 // CreateTask inserts t (OrgID and ProjectID set by the caller from the
 // authenticated context), filling ID, times and the next fire.
 func (db *DB) CreateTask(ctx context.Context, t *Task, next NextRunFunc) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateTaskTx(ctx, tx, t, next) })
+	return db.Write(ctx, func(tx *Tx) error { return createTaskTx(ctx, tx, t, next) })
 }
 
-// CreateTaskTx is CreateTask inside the caller's transaction.
-func CreateTaskTx(ctx context.Context, tx *Tx, t *Task, next NextRunFunc) error {
+// CreateTasks inserts several tasks in one transaction (all or none).
+func (db *DB) CreateTasks(ctx context.Context, ts []*Task, next NextRunFunc) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		for _, t := range ts {
+			if err := createTaskTx(ctx, tx, t, next); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// createTaskTx is CreateTask inside the caller's transaction.
+func createTaskTx(ctx context.Context, tx *Tx, t *Task, next NextRunFunc) error {
+	if t.Enabled {
+		if err := tx.CheckQuota(ctx, QuotaEnabledTasks, t.OrgID, 1); err != nil {
+			return err
+		}
+	}
 	t.ID = NewID()
 	t.CreatedAt, t.UpdatedAt = tx.Now, tx.Now
 	t.LastRunAt, t.LastStatus, t.LastSessionID, t.LastError = nil, "", "", ""
@@ -156,12 +172,18 @@ func (db *DB) UpdateTask(ctx context.Context, orgID, projectID, id string, patch
 		if err != nil {
 			return err
 		}
+		wasEnabled := t.Enabled
 		if patch.Apply(t) {
 			if t.NextRunAt, err = next(t, tx.Now); err != nil {
 				return err
 			}
 		} else if _, err := next(t, tx.Now); err != nil {
 			return err // still validate: an agent type or policy may have changed
+		}
+		if t.Enabled && !wasEnabled {
+			if err := tx.CheckQuota(ctx, QuotaEnabledTasks, orgID, 1); err != nil {
+				return err
+			}
 		}
 		t.UpdatedAt = tx.Now
 		_, err = tx.ExecContext(ctx, `UPDATE tasks SET name = ?, description = ?, prompt = ?, agent_type = ?, schedule = ?,
@@ -241,49 +263,25 @@ var TaskSorts = map[string]string{
 	"last_run_desc": "last_run_at IS NULL, last_run_at DESC, id DESC",
 }
 
-// FindTasks returns one page of tasks and the total matching the filter.
+// taskListCols are the task columns without the prompt: lists never show it
+// (up to 20 KB each), so FindTasks leaves Task.Prompt empty.
+const taskListCols = `id, org_id, project_id, name, description, '', agent_type, schedule, timezone, enabled,
+	missed_fire_policy, overlap_policy, timeout_seconds, max_steps, max_cost_usd, template_id, created_by,
+	last_run_at, last_status, last_session_id, last_error, next_run_at, created_at, updated_at`
+
+// FindTasks returns one page of tasks (Prompt left empty, see taskListCols)
+// and the total matching the filter.
 func (db *DB) FindTasks(ctx context.Context, f TaskFilter) ([]Task, int, error) {
-	where := []string{"org_id = ?", "project_id = ?"}
-	args := []any{f.OrgID, f.ProjectID}
-	if s := strings.TrimSpace(f.Search); s != "" {
-		like := "%" + likeEscape(strings.ToLower(s)) + "%"
-		where = append(where, `(lower(name) LIKE ? ESCAPE '\' OR lower(description) LIKE ? ESCAPE '\' OR lower(prompt) LIKE ? ESCAPE '\')`)
-		args = append(args, like, like, like)
-	}
-	if f.AgentType != "" {
-		where = append(where, "agent_type = ?")
-		args = append(args, f.AgentType)
-	}
+	q := scopedList(f.OrgID, f.ProjectID).
+		search(f.Search, "lower(name)", "lower(description)", "lower(prompt)").
+		eq("agent_type", f.AgentType).
+		since("created_at", f.CreatedAfter, f.CreatedBefore)
 	if f.Enabled != nil {
-		where = append(where, "enabled = ?")
-		args = append(args, *f.Enabled)
-	}
-	if f.CreatedAfter != nil {
-		where = append(where, "created_at >= ?")
-		args = append(args, TS(*f.CreatedAfter))
-	}
-	if f.CreatedBefore != nil {
-		where = append(where, "created_at < ?")
-		args = append(args, TS(*f.CreatedBefore))
-	}
-	cond := strings.Join(where, " AND ")
-	var total int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM tasks WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
+		q.and("enabled = ?", *f.Enabled)
 	}
 	order, ok := TaskSorts[f.Sort]
 	if !ok {
 		order = TaskSorts["created_desc"]
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+taskCols+` FROM tasks WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
-		append(args, f.Limit, f.Offset)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out, err := collectRows(rows, scanTask)
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, total, nil
+	return listPage(ctx, db, "tasks", taskListCols, q, order, nil, f.Limit, f.Offset, scanTask)
 }

@@ -228,7 +228,7 @@ func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool,
 	var ok bool
 	err := db.Write(ctx, func(tx *Tx) error {
 		var err error
-		if ok, err = TransitionAgentSessionTx(ctx, tx, sessionID, SessionTransition{From: SessionPending, To: SessionRunning}); err != nil || !ok {
+		if ok, err = transitionAgentSessionTx(ctx, tx, sessionID, SessionTransition{From: SessionPending, To: SessionRunning}); err != nil || !ok {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_run_at = ?, last_status = ?, last_session_id = ?, last_error = '' WHERE id = ?`,
@@ -243,7 +243,7 @@ func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool,
 func (db *DB) FinishTaskRun(ctx context.Context, sessionID, taskID string, t SessionTransition) error {
 	t.From = SessionRunning
 	return db.Write(ctx, func(tx *Tx) error {
-		ok, err := TransitionAgentSessionTx(ctx, tx, sessionID, t)
+		ok, err := transitionAgentSessionTx(ctx, tx, sessionID, t)
 		if err != nil || !ok {
 			return err
 		}
@@ -279,7 +279,7 @@ func (db *DB) FailInterruptedRuns(ctx context.Context, reason string) (int, erro
 		}
 		rows.Close()
 		for _, p := range ps {
-			if _, err := TransitionAgentSessionTx(ctx, tx, p.sid, SessionTransition{From: SessionRunning, To: SessionFailed, Reason: reason}); err != nil {
+			if _, err := transitionAgentSessionTx(ctx, tx, p.sid, SessionTransition{From: SessionRunning, To: SessionFailed, Reason: reason}); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,

@@ -89,22 +89,22 @@ func FindUserTx(ctx context.Context, tx *Tx, id string) (*User, error) {
 	return findUser(ctx, tx, `id = ?`, id)
 }
 
-// CreatePersonalOrgTx creates the personal organization every registered
+// createPersonalOrgTx creates the personal organization every registered
 // user owns, and makes it their current one.
-func CreatePersonalOrgTx(ctx context.Context, tx *Tx, u *User) (*Organization, error) {
+func createPersonalOrgTx(ctx context.Context, tx *Tx, u *User) (*Organization, error) {
 	name := u.Name
 	if name == "" {
 		name = strings.SplitN(u.Email, "@", 2)[0]
 	}
 	o := &Organization{Name: name + "'s organization", Personal: true}
-	if err := CreateOrgTx(ctx, tx, o, u.ID); err != nil {
+	if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
 		return nil, err
 	}
 	return o, SetCurrentOrgTx(ctx, tx, u.ID, o.ID)
 }
 
-// CreateUserTx inserts u, filling id and times.
-func CreateUserTx(ctx context.Context, tx *Tx, u *User) error {
+// createUserTx inserts u, filling id and times.
+func createUserTx(ctx context.Context, tx *Tx, u *User) error {
 	u.ID = NewID()
 	u.Email = NormalizeEmail(u.Email)
 	u.CreatedAt, u.UpdatedAt = tx.Now, tx.Now
@@ -164,14 +164,14 @@ func (db *DB) SetPassword(ctx context.Context, userID, hash string, keepSession 
 	})
 }
 
-// MarkEmailVerified stamps the address as verified (idempotent).
-func MarkEmailVerifiedTx(ctx context.Context, tx *Tx, userID string) error {
+// markEmailVerifiedTx stamps the address as verified (idempotent).
+func markEmailVerifiedTx(ctx context.Context, tx *Tx, userID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE users SET email_verified_at = COALESCE(email_verified_at, ?), updated_at = ? WHERE id = ?`, TS(tx.Now), TS(tx.Now), userID)
 	return err
 }
 
-// TouchLogin records a successful sign-in.
-func TouchLoginTx(ctx context.Context, tx *Tx, userID string) error {
+// touchLoginTx records a successful sign-in.
+func touchLoginTx(ctx context.Context, tx *Tx, userID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE users SET last_login_at = ? WHERE id = ?`, TS(tx.Now), userID)
 	return err
 }
@@ -179,11 +179,11 @@ func TouchLoginTx(ctx context.Context, tx *Tx, userID string) error {
 // RevokeAllForUser is logout-all: every session revoked and the epoch stamped,
 // so access tokens and API keys issued before now fail from their next request.
 func (db *DB) RevokeAllForUser(ctx context.Context, userID, reason string) error {
-	return db.Write(ctx, func(tx *Tx) error { return RevokeAllForUserTx(ctx, tx, userID, reason) })
+	return db.Write(ctx, func(tx *Tx) error { return revokeAllForUserTx(ctx, tx, userID, reason) })
 }
 
-// RevokeAllForUserTx is RevokeAllForUser inside a caller's transaction.
-func RevokeAllForUserTx(ctx context.Context, tx *Tx, userID, reason string) error {
+// revokeAllForUserTx is RevokeAllForUser inside a caller's transaction.
+func revokeAllForUserTx(ctx context.Context, tx *Tx, userID, reason string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE users SET tokens_valid_after = ?, updated_at = ? WHERE id = ?`, TS(tx.Now), TS(tx.Now), userID); err != nil {
 		return err
 	}

@@ -59,21 +59,21 @@ func benchWebhook(b *testing.B, db *DB) *Webhook {
 		RetentionDays: 30, RedactGlobs: []string{}, Correlate: true, CorrelationWindow: 3600, ApprovalTTL: 86400, BadgeToken: "badge"}
 	err := db.Write(ctx, func(tx *Tx) error {
 		u := &User{Email: "bench@example.com", Name: "b"}
-		if err := CreateUserTx(ctx, tx, u); err != nil {
+		if err := createUserTx(ctx, tx, u); err != nil {
 			return err
 		}
 		o := &Organization{Name: "bench"}
-		if err := CreateOrgTx(ctx, tx, o, u.ID); err != nil {
+		if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
 			return err
 		}
 		p := &Project{OrgID: o.ID, Name: "prod"}
-		if err := CreateProjectTx(ctx, tx, p); err != nil {
+		if err := createProjectTx(ctx, tx, p); err != nil {
 			return err
 		}
 		t := &Task{OrgID: o.ID, ProjectID: p.ID, Name: "alert", Prompt: "look", Enabled: true, MissedFirePolicy: "skip",
 			OverlapPolicy: "queue", Timezone: "UTC", AgentType: "default"}
 		w.OrgID, w.ProjectID = o.ID, p.ID
-		return CreateTaskTx(ctx, tx, t, func(*Task, time.Time) (*time.Time, error) { w.TaskID = t.ID; return nil, nil })
+		return createTaskTx(ctx, tx, t, func(*Task, time.Time) (*time.Time, error) { w.TaskID = t.ID; return nil, nil })
 	})
 	if err != nil {
 		b.Fatal(err)

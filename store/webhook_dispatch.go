@@ -48,6 +48,8 @@ type DispatchPlan struct {
 	Correlation *Correlation
 	DropBody    bool // metadata-only webhooks drop the body once dispatched
 	Error       string
+	// Window is the active maintenance window the event matched (window.go).
+	Window *WindowMatch
 	// RenderInput, when set, gives every target its Input; it is called
 	// only when the event starts work, not when it joins an open incident
 	// (most events of an alert storm), so the input is built only if used.
@@ -135,6 +137,9 @@ func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispatc
 func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (DispatchOutcome, error) {
 	tx := st.tx
 	e := p.Event
+	if p.Window != nil && p.Window.Mode == WindowSuppress && p.Error == "" {
+		return suppressOutcome(e, p.Window), nil
+	}
 	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}, Status: EventDispatched}
 	var inc *Incident
 	if c := p.Correlation; c != nil && p.Error == "" {
@@ -181,7 +186,7 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 	if approvals > 0 && approvals == len(p.Targets) {
 		o.Status = EventApprovalPending
 	}
-	return o, nil
+	return o, markObserveOnlyTx(ctx, tx, &o, p.Window)
 }
 
 // dispatchTargetTx records a run (or opens an approval) for one target.
@@ -201,12 +206,12 @@ func dispatchTargetTx(ctx context.Context, tx *Tx, e *WebhookEvent, t DispatchTa
 		a := &Approval{OrgID: e.OrgID, ProjectID: e.ProjectID, Kind: ApprovalWebhookEvent, Subject: string(subject),
 			Title: "Run " + task.Name + " for a " + e.Provider + " event", Reason: "routing rule " + quoteName(t.RuleName) + " requires approval",
 			RuleID: t.RuleID, EventID: e.ID, ExpiresAt: tx.Now.Add(t.ApprovalTTL)}
-		if err := CreateApprovalTx(ctx, tx, a); err != nil {
+		if err := createApprovalTx(ctx, tx, a); err != nil {
 			return it, err
 		}
 		it.Kind, it.ID, it.Status = "approval", a.ID, ApprovalPending
 		if inc != nil {
-			err = AddTimelineTx(ctx, tx, inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
+			err = addTimelineTx(ctx, tx, inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
 		}
 		return it, err
 	}
@@ -222,7 +227,7 @@ func dispatchTargetTx(ctx context.Context, tx *Tx, e *WebhookEvent, t DispatchTa
 				return it, err
 			}
 		}
-		err = AddTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
+		err = addTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
 	}
 	return it, err
 }

@@ -204,6 +204,16 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 					return err
 				}
 			}
+			// A new delivery counts against the org's monthly event quota
+			// (test deliveries and replays are not new events).
+			if !e.Test && e.ReplayOf == "" {
+				if err := tx.CheckQuota(ctx, QuotaWebhookEvents, e.OrgID, 1); IsQuotaError(err) {
+					out[i].Err = err
+					continue
+				} else if err != nil {
+					return err
+				}
+			}
 			if e.ID == "" {
 				e.ID = NewID()
 			}
@@ -295,36 +305,9 @@ type WebhookEventFilter struct {
 
 // FindWebhookEvents lists events newest first, without bodies, and the total.
 func (db *DB) FindWebhookEvents(ctx context.Context, f WebhookEventFilter) ([]WebhookEvent, int, error) {
-	where := []string{"org_id = ?", "project_id = ?", "task_id = ?"}
-	args := []any{f.OrgID, f.ProjectID, f.TaskID}
-	if f.Status != "" {
-		where = append(where, "status = ?")
-		args = append(args, f.Status)
-	}
-	if f.Type != "" {
-		where = append(where, "event_type = ?")
-		args = append(args, f.Type)
-	}
-	w := strings.Join(where, " AND ")
-	var total int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM webhook_events WHERE `+w, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+webhookEventMetaCols+` FROM webhook_events WHERE `+w+`
-		ORDER BY received_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var out []WebhookEvent
-	for rows.Next() {
-		e, err := scanWebhookEventMeta(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *e)
-	}
-	return out, total, rows.Err()
+	q := scopedList(f.OrgID, f.ProjectID).and("task_id = ?", f.TaskID).eq("status", f.Status).eq("event_type", f.Type)
+	return listPage(ctx, db, "webhook_events", webhookEventMetaCols, q, "received_at DESC, id DESC", nil,
+		f.Limit, f.Offset, scanWebhookEventMeta)
 }
 
 // PendingWebhookEvents returns acknowledged events not yet dispatched,

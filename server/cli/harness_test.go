@@ -6,18 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server/agent/llm"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
@@ -33,11 +28,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	bin = filepath.Join(dir, "opsagent")
-	build := exec.Command("go", "build", "-o", bin, "github.com/opsagent/opsagent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the binary: %v\n%s", err, out)
+	if bin, err = testkit.BuildBinary(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "building the binary: %v\n", err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -46,24 +38,7 @@ func TestMain(m *testing.M) {
 }
 
 // syncBuf collects a process's output while it runs.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var listening = regexp.MustCompile(`msg="opsagent listening" addr=(\S+)`)
+type syncBuf = testkit.SyncBuffer
 
 // srv is a running `opsagent serve`.
 type srv struct {
@@ -72,9 +47,7 @@ type srv struct {
 	addr string
 	URL  string
 	fake *llmfake.Server
-	cmd  *exec.Cmd
-	logs *syncBuf
-	done chan error
+	proc *testkit.Process
 }
 
 func startServer(t *testing.T, turns ...llmfake.Turn) *srv {
@@ -88,74 +61,27 @@ func startServer(t *testing.T, turns ...llmfake.Turn) *srv {
 // start runs the server on addr (a fixed address to come back on after a restart).
 func (s *srv) start(addr string) {
 	s.t.Helper()
-	s.logs = &syncBuf{}
-	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--data-dir", s.dir, "--allow-local-commands")
-	s.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir, "OPSAGENT_LOG_LEVEL=info", "OPSAGENT_SIGNUP=open",
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir, "OPSAGENT_LOG_LEVEL=info", "OPSAGENT_SIGNUP=open",
 		"OPSAGENT_LLM_PROVIDER=openai", "OPSAGENT_LLM_BASE_URL=" + s.fake.BaseURL(llm.ProviderOpenAI),
 		"OPSAGENT_LLM_API_KEY=" + llmfake.APIKey, "OPSAGENT_LLM_MODEL=" + llmfake.Model}
-	s.cmd.Stderr = s.logs
-	s.cmd.Stdout = s.logs
-	if err := s.cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	s.done = make(chan error, 1)
-	go func() { s.done <- s.cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m := listening.FindStringSubmatch(s.logs.String()); m != nil {
-			s.addr, s.URL = m[1], "http://"+m[1]
-			return
-		}
-		select {
-		case err := <-s.done:
-			s.t.Fatalf("server exited before listening: %v\n%s", err, s.logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("server did not report its address:\n%s", s.logs.String())
-		}
-	}
+	s.proc = testkit.StartProcess(s.t, bin, []string{"serve", "--addr", addr, "--data-dir", s.dir, "--allow-local-commands"}, env)
+	s.addr, s.URL = s.proc.Addr, s.proc.URL
 }
 
 // stop ends the server the way an operator does (SIGTERM) and waits.
 func (s *srv) stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
+	if s.proc != nil {
+		s.proc.Stop()
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-	s.cmd = nil
 }
 
 // api calls the HTTP API directly (set-up and checks, not what is tested).
 func (s *srv) api(method, path, token, project string, body any) (int, map[string]any) {
 	s.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, s.URL+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if project != "" {
-		req.Header.Set("X-Project-ID", project)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer res.Body.Close()
+	status, raw := testkit.Do(s.t, method, s.URL+path, token, project, body)
 	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
+	_ = json.Unmarshal(raw, &out)
+	return status, out
 }
 
 func (s *srv) must(want int, method, path, token, project string, body any) map[string]any {

@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/opsagent/opsagent/internal/testkit"
 )
 
 // testHub serves the hub on a loopback HTTP server; each connection's
@@ -93,22 +94,7 @@ func (c *rawConn) recv() *Frame {
 }
 
 // syncBuf is a buffer the hub's reader writes while the test reads.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuf = testkit.SyncBuffer
 
 func TestBadFramesAreRefusedAndLogged(t *testing.T) {
 	h, url := testHub(t, Options{})

@@ -63,14 +63,8 @@ func (b *Base) Remember(ctx context.Context, in RememberInput) (m *Memory, creat
 	if in.Scope == store.MemoryScopeOrg {
 		m.ProjectID = ""
 	}
-	err = b.db.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		if created, err = store.SaveMemoryTx(ctx, tx, m); err != nil {
-			return err
-		}
-		// Inside the transaction: a memory the index refuses is not saved either.
-		return b.index(ctx, m)
-	})
+	// The index runs inside the transaction: a memory it refuses is not saved either.
+	created, err = b.db.SaveMemory(ctx, m, func(m *Memory) error { return b.index(ctx, m) })
 	if err != nil {
 		return nil, false, err
 	}
@@ -83,28 +77,18 @@ func (b *Base) Update(ctx context.Context, orgID, projectID, id string, p store.
 		t := oneLine(*p.Title)
 		p.Title = &t
 	}
-	var m *Memory
-	err := b.db.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		if m, err = store.UpdateMemoryTx(ctx, tx, orgID, projectID, id, p); err != nil {
-			return err
-		}
+	return b.db.UpdateMemory(ctx, orgID, projectID, id, p, func(m *Memory) error {
 		if err := validate(m.Scope, m.Key, m.Title, m.Text); err != nil {
 			return err
 		}
 		return b.index(ctx, m)
 	})
-	return m, err
 }
 
 // Forget deletes a memory the project sees, and its document.
 func (b *Base) Forget(ctx context.Context, orgID, projectID, id string) error {
-	return b.db.Write(ctx, func(tx *store.Tx) error {
-		m, err := store.DeleteMemoryTx(ctx, tx, orgID, projectID, id)
-		if err != nil {
-			return err
-		}
-		err = b.rag.Delete(ctx, scopeOf(m), rag.CollectionMemories, docName(m.ID))
+	return b.db.DeleteMemory(ctx, orgID, projectID, id, func(m *Memory) error {
+		err := b.rag.Delete(ctx, scopeOf(m), rag.CollectionMemories, docName(m.ID))
 		if errors.Is(err, rag.ErrNotFound) {
 			return nil
 		}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/opsagent/opsagent/rag"
-	"github.com/opsagent/opsagent/store"
 )
 
 // Reconcile makes the RAG memories collection match the memory rows, which
@@ -34,16 +33,7 @@ func (b *Base) Reconcile(ctx context.Context) (fixed, removed int, err error) {
 			if b.upToDate(ctx, m) {
 				continue
 			}
-			err := b.db.Write(ctx, func(tx *store.Tx) error {
-				cur, err := store.FindMemoryTx(ctx, tx, m.ID)
-				if store.IsNotFound(err) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				return b.index(ctx, cur)
-			})
+			err := b.db.RefreshMemory(ctx, m.ID, func(cur *Memory) error { return b.index(ctx, cur) })
 			if err != nil {
 				return fixed, removed, err
 			}
@@ -65,10 +55,7 @@ func (b *Base) Reconcile(ctx context.Context) (fixed, removed int, err error) {
 			if ids[id] {
 				continue
 			}
-			err := b.db.Write(ctx, func(tx *store.Tx) error {
-				if ok, err := store.MemoryExistsTx(ctx, tx, id); ok || err != nil {
-					return err
-				}
+			err := b.db.IfMemoryGone(ctx, id, func() error {
 				if err := b.rag.Delete(ctx, scope, rag.CollectionMemories, d.Name); err != nil && !errors.Is(err, rag.ErrNotFound) {
 					return err
 				}

@@ -25,15 +25,7 @@ func newKeeper(tb testing.TB) (*secrets.Keeper, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var org *store.Organization
-	err = db.Write(ctx, func(tx *store.Tx) error {
-		u := &store.User{Email: "bench@example.com", PasswordHash: "x"}
-		if err := store.CreateUserTx(ctx, tx, u); err != nil {
-			return err
-		}
-		org, err = store.CreatePersonalOrgTx(ctx, tx, u)
-		return err
-	})
+	org, err := db.CreateAccount(ctx, &store.User{Email: "bench@example.com", PasswordHash: "x"})
 	if err != nil {
 		tb.Fatal(err)
 	}

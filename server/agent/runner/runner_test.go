@@ -38,25 +38,16 @@ func newEnv(t *testing.T, pol runner.Policy, turns ...llmfake.Turn) *env {
 	}
 	t.Cleanup(func() { db.Close() })
 	e := &env{db: db, fake: llmfake.New(t, turns...)}
-	err = db.Write(ctx, func(tx *store.Tx) error {
-		u := &store.User{Email: "ada@example.com", Name: "Ada"}
-		if err := store.CreateUserTx(ctx, tx, u); err != nil {
-			return err
-		}
-		o, err := store.CreatePersonalOrgTx(ctx, tx, u)
-		if err != nil {
-			return err
-		}
-		p := &store.Project{OrgID: o.ID, Name: "payments", Description: "the payments API"}
-		if err := store.CreateProjectTx(ctx, tx, p); err != nil {
-			return err
-		}
-		e.org, e.project, e.by = o.ID, p.ID, u.ID
-		return nil
-	})
+	u := &store.User{Email: "ada@example.com", Name: "Ada"}
+	o, err := db.CreateAccount(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := &store.Project{OrgID: o.ID, Name: "payments", Description: "the payments API"}
+	if err := db.CreateProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	e.org, e.project, e.by = o.ID, p.ID, u.ID
 	e.r = runner.New(runner.Deps{DB: db, LLM: e.fake.Config(llm.ProviderOpenAI), Policy: pol})
 	t.Cleanup(e.r.Stop)
 	return e

@@ -154,6 +154,13 @@ func (p *Pipeline) plan(e *store.WebhookEvent, h *store.Webhook, rules []store.W
 // of webhooks without rules in its own transaction.
 func (p *Pipeline) planEvent(e *store.WebhookEvent, h *store.Webhook, rules []store.WebhookRule, ev webhook.Event, headers func() http.Header) store.DispatchPlan {
 	plan := store.DispatchPlan{Event: e, DropBody: h.MetadataOnly}
+	if p.d.Windows != nil {
+		at := e.ReceivedAt
+		if at.IsZero() { // at ingest the event is not stamped yet
+			at = p.d.Now()
+		}
+		plan.Window = p.d.Windows(e.OrgID, e.ProjectID, e.Provider, at, ev.Alerts)
+	}
 	plan.RenderInput = func() string { return runInput(e, ev) }
 	if len(rules) == 0 {
 		plan.Targets = []store.DispatchTarget{{TargetTaskID: h.TaskID}}

@@ -54,6 +54,9 @@ type Deps struct {
 	Archive func(ctx context.Context, inc *store.Incident)
 	Logger  *slog.Logger
 	Now     func() time.Time // the server's clock (tests move it)
+	// Windows finds the active maintenance window an event falls under
+	// (nil: no windows).
+	Windows func(orgID, projectID, provider string, at time.Time, alerts []webhook.Alert) *store.WindowMatch
 	// Telemetry hears of stored events, duplicates, verification failures
 	// and each group commit (nil: nothing is reported).
 	Telemetry telemetry.Webhooks
@@ -163,7 +166,7 @@ func (p *Pipeline) Lookup(ctx context.Context, taskID string) (*Hook, error) {
 	p.mu.Lock()
 	st := p.cache[taskID]
 	p.mu.Unlock()
-	if st != nil && time.Since(st.loaded) < cacheTTL {
+	if st != nil && now.Sub(st.loaded) < cacheTTL {
 		return st.check()
 	}
 	h, err := p.d.DB.FindWebhookForIngest(ctx, taskID)
@@ -191,7 +194,7 @@ func (p *Pipeline) Lookup(ctx context.Context, taskID string) (*Hook, error) {
 	if old := p.cache[taskID]; old != nil && old.limiter.Limit == lim.Limit {
 		lim = old.limiter // keep the window's counts across reloads
 	}
-	st = &Hook{Webhook: h, Secrets: secrets, loaded: time.Now(), limiter: lim}
+	st = &Hook{Webhook: h, Secrets: secrets, loaded: now, limiter: lim}
 	p.cache[taskID] = st
 	p.mu.Unlock()
 	return st.check()

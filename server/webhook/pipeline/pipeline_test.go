@@ -49,31 +49,22 @@ func newEnv(t *testing.T, configure func(h *store.Webhook)) *env {
 	}
 	keeper := secrets.New(db, v, filepath.Join(dir, "vault"), "unit-test-passphrase", nil)
 	e := &env{db: db}
-	err = db.Write(ctx, func(tx *store.Tx) error {
-		u := &store.User{Email: "ada@example.com", Name: "Ada"}
-		if err := store.CreateUserTx(ctx, tx, u); err != nil {
-			return err
-		}
-		o, err := store.CreatePersonalOrgTx(ctx, tx, u)
-		if err != nil {
-			return err
-		}
-		p := &store.Project{OrgID: o.ID, Name: "payments"}
-		if err := store.CreateProjectTx(ctx, tx, p); err != nil {
-			return err
-		}
-		task := &store.Task{OrgID: o.ID, ProjectID: p.ID, Name: "triage", Prompt: "Triage the alert.", AgentType: "sre",
-			Timezone: "UTC", Enabled: true, MissedFirePolicy: "skip", OverlapPolicy: "queue", TimeoutSeconds: 600,
-			MaxSteps: 10, CreatedBy: u.ID}
-		if err := store.CreateTaskTx(ctx, tx, task, func(*store.Task, time.Time) (*time.Time, error) { return nil, nil }); err != nil {
-			return err
-		}
-		e.task, e.org, e.project = task.ID, o.ID, p.ID
-		return nil
-	})
+	u := &store.User{Email: "ada@example.com", Name: "Ada"}
+	o, err := db.CreateAccount(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := &store.Project{OrgID: o.ID, Name: "payments"}
+	if err := db.CreateProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	task := &store.Task{OrgID: o.ID, ProjectID: p.ID, Name: "triage", Prompt: "Triage the alert.", AgentType: "sre",
+		Timezone: "UTC", Enabled: true, MissedFirePolicy: "skip", OverlapPolicy: "queue", TimeoutSeconds: 600,
+		MaxSteps: 10, CreatedBy: u.ID}
+	if err := db.CreateTask(ctx, task, func(*store.Task, time.Time) (*time.Time, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	e.task, e.org, e.project = task.ID, o.ID, p.ID
 	h := &store.Webhook{TaskID: e.task, OrgID: e.org, ProjectID: e.project, Provider: "alertmanager", Scheme: "bearer",
 		Enabled: true, RoutingMode: "first_match", RateLimit: 600, DedupeSeconds: 60, RetentionDays: 30,
 		RedactGlobs: []string{}, CorrelationWindow: 3600, ApprovalTTL: 86400, Correlate: true, BadgeToken: "badge"}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Cost of the billing quota checks on the create routes they guard (issue 16):
+# the same built binary twice, --billing off (no gate at all) against
+# --billing showback on a plan whose limits are high enough never to refuse
+# (so every create runs its check), alternated in the same run:
+#   [ROUTES="projects tasks ingest"] .ci/bench-billing.sh [runs] [seconds] [connections]   (defaults 4, 5, 16)
+# Routes: POST /api/projects (projects quota), POST /api/tasks with
+# enabled=true (enabled-tasks quota) and webhook ingest (monthly events
+# counter bumped in the group commit). wrk's Lua counter makes every name and
+# alert unique; ingest spreads over four webhooks (each is rate-limited to
+# 100,000/min). Rates count 2xx answers only. Needs wrk, curl, jq.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-4}; secs=${2:-5}; conns=${3:-16}
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+CGO_ENABLED=0 go build -o "$work/opsagent" .
+cat >"$work/plans.json" <<'JSON'
+[{"id": "bench", "name": "Bench", "limits": {"members": 1000000, "projects": 1000000, "enabled_tasks": 1000000,
+  "connectors": 1000000, "webhook_events_per_month": 100000000}}]
+JSON
+cat >"$work/project.lua" <<'LUA'
+local n = 0
+request = function() n = n + 1; return wrk.format("POST", nil, nil, '{"name":"bench-' .. n .. '"}') end
+LUA
+cat >"$work/task.lua" <<'LUA'
+local n = 0
+request = function() n = n + 1
+  return wrk.format("POST", nil, nil, '{"name":"t' .. n .. '","prompt":"check the disk","enabled":true}') end
+LUA
+
+start() { # name flags... -> "addr token project hookpath secret"
+  local name=$1; shift
+  local addr="" J='content-type: application/json'
+  "$work/opsagent" serve --addr 127.0.0.1:0 --data-dir "$work/data-$name" --signup open "$@" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    addr=$(sed -n 's/.*msg="opsagent listening" addr=\([^ ]*\).*/\1/p' "$work/$name.log" | head -1)
+    [ -n "$addr" ] && break; sleep 0.1
+  done
+  local B="http://$addr" tok proj task hook hooks=""
+  tok=$(curl -s $B/api/auth/register -H "$J" -d '{"email":"bench@example.com","password":"a long passphrase"}' | jq -r .access_token)
+  proj=$(curl -s $B/api/projects -H "Authorization: Bearer $tok" -H "$J" -d '{"name":"production"}' | jq -r .id)
+  # Four webhooks: one is capped at 100,000 deliveries a minute (its own rate limit).
+  for i in 1 2 3 4; do
+    task=$(curl -s $B/api/tasks -H "Authorization: Bearer $tok" -H "X-Project-ID: $proj" -H "$J" -d '{"name":"on alert '$i'","prompt":"look","enabled":true}' | jq -r .id)
+    hook=$(curl -s -X PUT $B/api/tasks/$task/webhook -H "Authorization: Bearer $tok" -H "X-Project-ID: $proj" -H "$J" \
+      -d '{"provider":"generic","scheme":"bearer","rate_limit_per_minute":100000,"dedupe_window_seconds":0}')
+    hooks="$hooks{\"$(echo "$hook" | jq -r .url)\", \"Bearer $(echo "$hook" | jq -r .secret)\"},"
+  done
+  cat >"$work/alerts-$name.lua" <<LUA
+local hooks = {$hooks}
+local n = 0
+request = function() n = n + 1
+  local h = hooks[(n % 4) + 1]
+  return wrk.format("POST", h[1], {["Host"] = wrk.headers["Host"], ["Authorization"] = h[2], ["content-type"] = "application/json"}, '{"alert":"disk","n":' .. n .. '}') end
+LUA
+  echo "$addr $tok $proj"
+}
+read -r addrO tokO projO < <(start off --billing off)
+read -r addrS tokS projS < <(start showback --billing showback --billing-plans "$work/plans.json" --billing-default-plan bench)
+wrkrun() { # url script auth project -> 2xx/s
+  wrk -t2 -c"$conns" -d"${secs}s" -s "$work/$2" -H "Authorization: Bearer $3" -H "X-Project-ID: $4" \
+    -H 'content-type: application/json' "$1" | awk -v s="$secs" '/requests in/ {n = $1} /Non-2xx/ {e = $5} END {printf "%.0f/s%s\n", (n - e) / s, (e ? " (" e " non-2xx)" : "")}'
+}
+route() { # name mode -> req/s
+  case "$1-$2" in
+    projects-off) wrkrun "http://$addrO/api/projects" project.lua "$tokO" "$projO" ;;
+    projects-showback) wrkrun "http://$addrS/api/projects" project.lua "$tokS" "$projS" ;;
+    tasks-off) wrkrun "http://$addrO/api/tasks" task.lua "$tokO" "$projO" ;;
+    tasks-showback) wrkrun "http://$addrS/api/tasks" task.lua "$tokS" "$projS" ;;
+    ingest-off) wrkrun "http://$addrO/" alerts-off.lua "$tokO" "$projO" ;;
+    ingest-showback) wrkrun "http://$addrS/" alerts-showback.lua "$tokS" "$projS" ;;
+  esac
+}
+echo "billing quota checks, $conns connections, $runs alternated ${secs}s runs per route; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for rt in ${ROUTES:-projects tasks ingest}; do
+  for r in $(seq 1 "$runs"); do
+    if [ $((r % 2)) = 1 ]; then o=$(route $rt off); s=$(route $rt showback)
+    else s=$(route $rt showback); o=$(route $rt off); fi
+    echo "$rt run $r: billing off $o | showback (quota checked) $s"
+  done
+done

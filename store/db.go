@@ -39,6 +39,8 @@ type DB struct {
 	gate atomic.Pointer[QuotaGate]
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
+	// nhot counts the statements writeHot prepared (bounded).
+	nhot atomic.Int64
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
@@ -182,6 +184,8 @@ type Tx struct {
 	// accounts caches billing accounts the gate read in this transaction
 	// (a group commit of webhook events asks once per org, not per event).
 	accounts map[string]BillingAccount
+	// hot: statements of this transaction run prepared (see txprepared.go).
+	hot *hotStmts
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,

@@ -61,10 +61,10 @@ func (s *Server) channelDecision(c *Ctx, rt *channelRT, in channels.Inbound) err
 			s.answerCallback(rt, in.CallbackID, true)
 		}
 		if oc, ok := rt.client.(interface {
-			OpenComment(ctx context.Context, triggerID, approvalID, conversation, cardTS string) error
+			OpenComment(ctx context.Context, in channels.Inbound) error
 		}); ok {
 			s.channelBackground(time.Minute, func(ctx context.Context) {
-				if err := oc.OpenComment(ctx, in.TriggerID, in.ApprovalID, in.Conversation, in.MessageRef); err != nil {
+				if err := oc.OpenComment(ctx, in); err != nil {
 					s.log.Warn("channels: comment dialog not opened", "channel_id", ch.ID, "err", err)
 				}
 			})

@@ -148,8 +148,11 @@ func (c *Client) Check(ctx context.Context) (string, error) {
 
 // OpenComment asks for a denial's comment: a message that forces a reply
 // (the reply, parsed by Parse, denies with its text as the comment).
-func (c *Client) OpenComment(ctx context.Context, _, approvalID, conversation, _ string) error {
-	p := map[string]any{"chat_id": conversation, "text": channels.CommentPrompt(approvalID),
+func (c *Client) OpenComment(ctx context.Context, in channels.Inbound) error {
+	p := map[string]any{"chat_id": in.Conversation, "text": channels.CommentPrompt(in.ApprovalID),
 		"reply_markup": map[string]any{"force_reply": true, "selective": true}}
+	if in.Thread != "" { // the card's forum topic
+		p["message_thread_id"], _ = strconv.ParseInt(in.Thread, 10, 64)
+	}
 	return c.call(ctx, "sendMessage", p, nil)
 }

@@ -72,7 +72,7 @@ func (s *Server) channelDecision(c *Ctx, rt *channelRT, in channels.Inbound) err
 		return nil
 	}
 	if err := s.db.ClaimChannelDelivery(c.Context(), ch.ID, in.DeliveryKey); err != nil {
-		return ignoreDuplicate(err)
+		return err
 	}
 	decision := store.ApprovalApproved
 	if in.Decision == channels.Deny {

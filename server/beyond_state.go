@@ -19,7 +19,8 @@ type beyondState struct {
 	// previews bounds what-if replays per org: each re-decides up to
 	// previewMaxCalls recorded calls twice (shell analysis included).
 	previews *ratelimit.Limiter
-	drafts   sync.WaitGroup // postmortem drafts being written
+	// drafting bounds postmortem drafts written at once (each may call the model).
+	drafting chan struct{}
 }
 
 // Ping limits: a cron job pings a few times per run; a check pinged more
@@ -36,6 +37,7 @@ func (s *Server) bx() *beyondState {
 		b.pingIP = ratelimit.New(PingsPerMinutePerIP, time.Minute)
 		b.pingCheck = ratelimit.New(PingsPerMinutePerCheck, time.Minute)
 		b.windows.m = map[string]windowEntry{}
+		b.drafting = make(chan struct{}, 2)
 		b.previews = ratelimit.New(RulePreviewsPerMinute, time.Minute)
 		for _, l := range []*ratelimit.Limiter{b.pingIP, b.pingCheck, b.previews} {
 			l.Now = func() time.Time { return s.Now() }

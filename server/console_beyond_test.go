@@ -45,6 +45,10 @@ func TestConsoleBeyondPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the check listed", textHas(`#heartbeats-table`, "nightly backup"))
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#heartbeats-table button.pings-show`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the ping listed", textHas(`#heartbeat-pings`, "success"))
 
 	clickNav(t, ctx, "/maintenance")
 	waitJS(t, ctx, "no windows yet", textHas(`#windows-page`, "No maintenance windows"))
@@ -60,6 +64,10 @@ func TestConsoleBeyondPages(t *testing.T) {
 	}
 	waitJS(t, ctx, "the active window", textHas(`#windows-table`, "active"))
 	visit(t, ctx, "maintenance-windows", W, H)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#windows-table button.window-end`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the window ended", textHas(`#windows-table`, "inactive"))
 
 	clickNav(t, ctx, "/rules-what-if")
 	if err := chromedp.Do(ctx,
@@ -82,6 +90,18 @@ func TestConsoleBeyondPages(t *testing.T) {
 	}
 	waitJS(t, ctx, "the shadow rule", textHas(`#shadow-table`, "never restart"))
 	visit(t, ctx, "rules-what-if", W, H)
+	// A call the shadow rule would have blocked, recorded at the gate, shows on the page.
+	c.must(201, "POST", "/api/rules", map[string]any{"kind": "must_always", "effect": "allow", "description": "restarts are fine", "tool": "run_command",
+		"match_type": "glob", "pattern": "systemctl restart *"})
+	env.Srv.RecordShadowForTest(orgOf(t, c), c.Project, "run_command", `{"command":"systemctl restart api","target":"server"}`)
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the recorded count", `document.querySelector('#shadow-table button.shadow-show') !== null`)
+	if err := chromedp.Do(ctx, chromedp.Click(q(`#shadow-table button.shadow-show`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the recorded call", textHas(`#shadow-recorded`, "systemctl restart api"))
 
 	// A resolved incident gets a draft (no model here: drafted from the facts).
 	f.post(t, amAlert("g", "fp", "firing"), bearer(f.secret))

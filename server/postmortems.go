@@ -112,8 +112,16 @@ func (s *Server) draftPostmortemLater(inc *store.Incident) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), postmortemDraftTimeout)
+		// Shutdown ends a draft in progress (it is marked failed and can be
+		// redrafted); an alert storm's resolutions draft a few at a time.
+		ctx, cancel := context.WithTimeout(s.stopping, postmortemDraftTimeout)
 		defer cancel()
+		select {
+		case s.bx().drafting <- struct{}{}:
+			defer func() { <-s.bx().drafting }()
+		case <-ctx.Done():
+			return
+		}
 		if err := s.draftPostmortem(ctx, inc.OrgID, inc.ProjectID, inc.ID, false); err != nil && !store.IsNotFound(err) {
 			s.log.Error("postmortem draft", "incident_id", inc.ID, "err", err)
 		}

@@ -42,6 +42,8 @@ type DB struct {
 	accounts sync.Map // org id -> BillingAccount
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
+	// nhot counts the statements writeHot prepared (bounded).
+	nhot atomic.Int64
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
@@ -185,6 +187,8 @@ type Tx struct {
 	// accounts caches billing accounts the gate read in this transaction
 	// (a group commit of webhook events asks once per org, not per event).
 	accounts map[string]BillingAccount
+	// hot: statements of this transaction run prepared (see txprepared.go).
+	hot *hotStmts
 	// updating: this transaction writes a billing account, so what it reads
 	// must not reach the shared cache (it may still roll back).
 	updating bool

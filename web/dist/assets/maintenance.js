@@ -16,6 +16,14 @@ function labels(s) {
   return out;
 }
 
+// ended is the window's body with the current occurrence over: a one-off
+// window ends now, a recurring one is switched off.
+function ended(w) {
+  const body = { name: w.name, mode: w.mode, match_labels: w.match_labels, match_sources: w.match_sources };
+  if (w.schedule) return { ...body, schedule: w.schedule, timezone: w.timezone, duration_seconds: w.duration_seconds, enabled: false };
+  return { ...body, starts_at: w.starts_at, ends_at: new Date().toISOString() };
+}
+
 function Windows() {
   const r = useLoad((signal) => pj('/api/maintenance-windows', { signal }));
   async function create(d) {
@@ -35,7 +43,8 @@ function Windows() {
         <td>${(w.match_sources || []).join(', ') || 'any source'}; ${Object.entries(w.match_labels || {}).map(([k, v]) => k + '=' + v).join(', ') || 'any labels'}</td>
         <td>${w.mode}</td>
         <td>${w.active ? html`<${Badge} s="active" /> <span class="muted">until ${when(w.active_until)}</span>` : html`<${Badge} s=${w.enabled ? 'inactive' : 'disabled'} />`}</td>
-        <td><${Button} class="danger" confirm=${'Delete the window ' + w.name + '?'} onClick=${async () => { await pj('/api/maintenance-windows/' + w.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> ${w.name}</span></${Button}></td></tr>`)}</tbody></table>`}</${Loaded}>
+        <td>${w.active ? html`<${Button} class="secondary window-end" onClick=${async () => { await pj('/api/maintenance-windows/' + w.id, { method: 'PUT', body: ended(w) }); r.reload(); }}>End now<span class="visually-hidden"> ${w.name}</span></${Button}>` : null}
+          <${Button} class="danger" confirm=${'Delete the window ' + w.name + '?'} onClick=${async () => { await pj('/api/maintenance-windows/' + w.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> ${w.name}</span></${Button}></td></tr>`)}</tbody></table>`}</${Loaded}>
     <details><summary>New window</summary><${Form} id="window-create" label="New maintenance window" reset onSubmit=${create}>
       <${Field} label="Name" name="name" required maxlength="200" placeholder="database upgrade" />
       <label>Kind <select name="kind"><option value="once">once</option><option value="recurring">recurring</option></select></label>

@@ -23,6 +23,7 @@ function RuleFields() {
 
 function WhatIf() {
   const [result, setResult] = useState(null);
+  const [shown, setShown] = useState(null);
   const shadows = useLoad((signal) => pj('/api/rules/shadow', { signal }));
   async function preview(d) {
     setResult(await pj('/api/rules/preview', { method: 'POST', body: { days: Number(d.days) || 7, add: [rule(d)] } }));
@@ -47,12 +48,23 @@ function WhatIf() {
       <${Loaded} r=${shadows} isEmpty=${(d) => d.items.length === 0} empty="No shadow rules.">${(d) => html`<table id="shadow-table">
         <thead><tr><th scope="col">Rule</th><th scope="col">Trial</th><th scope="col">Would have changed</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${d.items.map((s) => html`<tr data-rule-id=${s.id}><td>${s.kind} (${s.effect}): ${s.description}<div class="muted mono">${s.tool} ${s.match_type} ${s.pattern}</div></td>
-          <td>${s.on_trial ? 'until ' + when(s.trial_until) : 'ended'}</td><td>${s.hits} call(s)</td>
+          <td>${s.on_trial ? 'until ' + when(s.trial_until) : 'ended'}</td><td>${s.hits} call(s)${s.hits ? html` <button type="button" class="link shadow-show" onClick=${() => setShown(s.id)}>show<span class="visually-hidden"> the calls of ${s.description}</span></button>` : null}</td>
           <td><${Button} onClick=${async () => { await pj('/api/rules/shadow/' + s.id + '/promote', { method: 'POST' }); shadows.reload(); }}>Promote<span class="visually-hidden"> ${s.description}</span></${Button}>
             <${Button} class="danger" confirm="Delete this shadow rule?" onClick=${async () => { await pj('/api/rules/shadow/' + s.id, { method: 'DELETE' }); shadows.reload(); }}>Delete</${Button}></td></tr>`)}</tbody></table>`}</${Loaded}>
+      ${shown ? html`<${Recorded} id=${shown} />` : null}
       <details><summary>New shadow rule</summary><${Form} id="shadow-create" label="New shadow rule" reset onSubmit=${shadow}><${RuleFields} />
         <${Field} label="Trial (days)" name="trial_days" type="number" min="1" max="90" value="7" />
         <button type="submit">Start trial</button></${Form}></details>
     </section>
   </${Page}>`;
+}
+
+// Recorded lists the calls a shadow rule would have decided differently.
+function Recorded({ id }) {
+  const r = useLoad((signal) => pj('/api/rules/shadow/' + id, { signal }), [id]);
+  return html`<${Loaded} r=${r}>${(s) => html`<section class="card" id="shadow-recorded" aria-label="Calls the shadow rule would have decided differently">
+    <h3>${s.description}: what it would have done</h3>
+    <table><thead><tr><th scope="col">When</th><th scope="col">Call</th><th scope="col">Decided</th><th scope="col">Would have</th><th scope="col">Session</th></tr></thead>
+      <tbody>${s.recorded.map((h) => html`<tr><td>${when(h.at)}</td><td class="mono">${h.tool}: ${h.command}</td><td><${Badge} s=${h.actual} /></td><td><${Badge} s=${h.would} /></td>
+        <td>${h.session_id ? html`<a href=${'/sessions/' + h.session_id} data-link>open</a>` : '—'}</td></tr>`)}</tbody></table></section>`}</${Loaded}>`;
 }

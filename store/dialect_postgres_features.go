@@ -16,6 +16,10 @@ func init() {
 	// it is re-posted (same approval, channel and conversation).
 	addReplaceInto("channel_approval_messages", []string{"approval_id", "channel_id", "conversation"},
 		[]string{"approval_id", "channel_id", "conversation", "message_ref", "created_at"})
+	// channel_target.go: a webhook run's chat (its routing rule's target),
+	// set again when the run is dispatched again.
+	addReplaceInto("channel_session_targets", []string{"session_id"},
+		[]string{"session_id", "channel_id", "conversation", "created_at"})
 }
 
 // addReplaceInto rewrites SQLite's INSERT OR REPLACE INTO table (cols)

@@ -191,3 +191,18 @@ func (s *Server) updateCard(ctx context.Context, rt *channelRT, m store.ChannelA
 		s.log.Warn("channels: approval card not updated", "channel_id", rt.ch.ID, "approval_id", card.ID, "err", err)
 	}
 }
+
+// expiredInChat redraws the chat cards of approvals (other than tool calls)
+// the expiry pass begun at since expired.
+func (s *Server) expiredInChat(ctx context.Context, since time.Time) {
+	if s.chans == nil {
+		return
+	}
+	as, err := s.db.FindCardApprovalsExpiredSince(ctx, since)
+	if err != nil {
+		s.log.Warn("channels: expired approvals' cards not read", "err", err)
+	}
+	for i := range as {
+		s.approvalDecidedInChat(&as[i])
+	}
+}

@@ -78,3 +78,24 @@ func TestRoutingRulePostsItsApprovalAndTheRunOutcomeToItsChannel(t *testing.T) {
 	ce.owner.must(200, "GET", path, nil)
 	ce.owner.must(204, "DELETE", path, nil)
 }
+
+// A rule's approval nobody decided in time: its chat card says it expired.
+func TestRuleApprovalExpiryRedrawsItsCard(t *testing.T) {
+	ce := newChannelEnv(t)
+	ce.env.UseClock()
+	chID := ce.slackChannel(t, nil)
+	f := newHook(t, ce.env, ce.owner, map[string]any{"provider": "generic", "scheme": "bearer", "dedupe_window_seconds": 0, "approval_ttl_seconds": 600})
+	target := createTask(t, ce.owner, map[string]any{"name": "investigate api", "prompt": "investigate the alert"})["id"].(string)
+	rule := ce.owner.must(201, "POST", "/api/tasks/"+f.task+"/webhook/rules", map[string]any{"name": "needs a human",
+		"target_task_id": target, "requires_approval": true}).JSON()["id"].(string)
+	ce.owner.must(200, "PUT", "/api/tasks/"+f.task+"/webhook/rules/"+rule+"/channel", map[string]any{"channel_id": chID, "conversation": "C0INCIDENT"})
+	f.deliver(t, genericAlert("api 500s", "critical"))
+	card := ce.slack.waitFor("the rule's approval card", method("chat.postMessage", "Approval needed"))
+	ce.env.Advance(11 * time.Minute)
+	if err := ce.env.Srv.ExpireApprovals(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ce.slack.waitFor("the card redrawn as expired", func(c chatCall) bool {
+		return c.Method == "chat.update" && c.Form.Get("ts") == card.Ref && strings.Contains(c.text(), "Expired") && !strings.Contains(c.text(), `"approve"`)
+	})
+}

@@ -52,6 +52,7 @@ func TestResolvedIncidentGetsADraftCitingItsRecords(t *testing.T) {
 		"## Impact\n\nunknown\n\n## Timeline\n\n- alert fired [timeline:" + alertEntry + "]\n- restart approved by oncall@example.com [approval:" + approval["id"].(string) + "]\n" +
 		"- the database was rebooted [" + invented + "]\n\n## Root cause (as known)\n\nunknown\n\n## Action items\n\n- add a latency runbook\n"))
 
+	spentBefore := spendToday(t, c)
 	c.must(200, "POST", "/api/incidents/"+incID+"/resolve", map[string]any{"summary": "restarted the api"})
 	// The draft starts in the background after the resolve: until its row is
 	// written the postmortem is a 404 (on PostgreSQL that window is wider).
@@ -93,6 +94,10 @@ func TestResolvedIncidentGetsADraftCitingItsRecords(t *testing.T) {
 	if pub["status"] != "published" || pub["published_by"] == nil || !strings.Contains(pub["markdown"].(string), "Edited by a person.") {
 		t.Fatalf("published: %v", pub)
 	}
+	// The draft's model call counts against the spending caps.
+	if after := spendToday(t, c); after <= spentBefore {
+		t.Fatalf("spend before the draft %v, after %v", spentBefore, after)
+	}
 	c.must(409, "POST", "/api/postmortems/"+incID+"/publish", nil)
 	c.must(409, "POST", "/api/postmortems/"+incID+"/draft", nil)
 	if list := c.must(200, "GET", "/api/postmortems", nil).JSON(); list["total"] != float64(1) {
@@ -119,4 +124,10 @@ func TestPostmortemWithoutModelDraftsFromFacts(t *testing.T) {
 		!strings.Contains(md, "[incident:"+incID+"]") || len(pm["invalid_citations"].([]any)) != 0 {
 		t.Fatalf("fallback draft: %v\n%s", pm, md)
 	}
+}
+
+func spendToday(t *testing.T, c *client) float64 {
+	t.Helper()
+	b := c.must(200, "GET", "/api/budget", nil).JSON()
+	return b["project"].(map[string]any)["spend"].(map[string]any)["today"].(float64)
 }

@@ -109,7 +109,8 @@ func NewTasks(db *store.DB, o TaskOptions) *Tasks {
 // runs recorded before the stop are dispatched. A fire recorded but not yet
 // dispatched when the process died therefore runs exactly once.
 func (e *Tasks) Recover(ctx context.Context) error {
-	n, err := e.db.FailInterruptedRuns(ctx, "interrupted: the server stopped while this run was in progress")
+	// On a cluster only the runs no live server holds (store.FailOrphanedRuns).
+	n, err := e.db.FailOrphanedRuns(ctx, "interrupted: the server stopped while this run was in progress")
 	if err != nil {
 		return fmt.Errorf("task scheduler recover: %w", err)
 	}

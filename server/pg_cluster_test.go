@@ -162,7 +162,7 @@ func TestClusterCronOnceAndFailover(t *testing.T) {
 // A chat turn running on one server is watched live from another, and
 // Last-Event-ID replay works from a third.
 func TestClusterChatWatchedFromAnotherNode(t *testing.T) {
-	fake := llmfake.New(t, llmfake.Text("Clean /var/log on web-1, then check again.").After(1500*time.Millisecond))
+	fake := llmfake.New(t, llmfake.Text("Clean /var/log on web-1, then check again.").After(5*time.Second))
 	nodes := newCluster(t, 3, withLLM(fake))
 	c := nodes[0].register("chat@example.com")
 	withProject(t, nodes[0], c)
@@ -174,21 +174,29 @@ func TestClusterChatWatchedFromAnotherNode(t *testing.T) {
 	}
 	c2 := *c
 	c2.env = nodes[1]
-	start := time.Now()
-	vres, evs := c2.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, nil)
+	c3 := *c
+	c3.env = nodes[2]
+	// At the viewer's first event the turn (the model answers after 5 s) is
+	// still running: the stream follows it live rather than replaying it.
+	checked, live := false, false
+	vres, evs := c2.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, func(sseEvent) bool {
+		if !checked {
+			checked = true
+			live = c3.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()["status"] == "running"
+		}
+		return false
+	})
 	if len(evs) < 3 || evs[len(evs)-1].Type != "done" || lastOf(t, evs, "message").Data["content"] != "Clean /var/log on web-1, then check again." {
 		t.Fatalf("the viewer on node 2 saw %v (%d)", types(evs), vres.StatusCode)
 	}
-	if time.Since(start) < 500*time.Millisecond {
-		t.Fatalf("the stream ended after %v: it replayed a finished turn instead of following it live", time.Since(start))
+	if !live {
+		t.Fatal("the turn had ended before node 2's stream began: a replay, not a live view")
 	}
 	for i, e := range evs {
 		if e.ID != int64(i+1) {
 			t.Fatalf("event %d has id %d", i, e.ID)
 		}
 	}
-	c3 := *c
-	c3.env = nodes[2]
 	_, replay := c3.stream("GET", "/api/sessions/"+sid+"/events", nil, 2, nil)
 	if len(replay) != len(evs)-2 || replay[0].ID != 3 {
 		t.Fatalf("replay after 2 on node 3: %v", types(replay))

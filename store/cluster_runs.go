@@ -133,33 +133,62 @@ func (db *DB) FailOrphanedChats(ctx context.Context, reason string) (int, error)
 	return db.failOrphans(ctx, reason)
 }
 
-// SweepOrphanedChats is FailOrphanedChats while servers run: on a cluster a
-// server that died leaves its turns to the others' periodic sweep; one
-// server alone has nothing to sweep (its own turns are live).
+// SweepOrphanedChats is FailOrphanedChats, and FailOrphanedRuns for task
+// runs, while servers run: on a cluster a server that died leaves its turns
+// and runs to the others' periodic sweep; one server alone has nothing to
+// sweep (its own are live).
 func (db *DB) SweepOrphanedChats(ctx context.Context, reason string) (int, error) {
 	if !db.pg {
 		return 0, nil
 	}
-	return db.failOrphans(ctx, reason)
+	n, err := db.failOrphans(ctx, reason)
+	if err != nil {
+		return n, err
+	}
+	m, err := db.failOrphanedRuns(ctx, reason)
+	return n + m, err
 }
 
 func (db *DB) failOrphans(ctx context.Context, reason string) (int, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM agent_sessions WHERE status = ? AND waiting_approval = 0
-		AND last_activity < ? AND id NOT IN (SELECT session_id FROM task_runs)`, SessionRunning, TS(db.Now().Add(-orphanIdle)))
+	return db.failUnheld(ctx, reason, `SELECT s.id, '' FROM agent_sessions s WHERE s.status = ? AND s.waiting_approval = 0
+		AND s.last_activity < ? AND s.id NOT IN (SELECT session_id FROM task_runs)`)
+}
+
+// FailOrphanedRuns is FailInterruptedRuns for a server taking over the
+// scheduling: on a cluster it fails only the task runs no live server holds
+// (a leader that lost its lock but not its process finishes its own), and
+// the orphaned-runs sweep catches those idle for less than orphanIdle then.
+func (db *DB) FailOrphanedRuns(ctx context.Context, reason string) (int, error) {
+	if !db.pg {
+		return db.FailInterruptedRuns(ctx, reason)
+	}
+	return db.failOrphanedRuns(ctx, reason)
+}
+
+func (db *DB) failOrphanedRuns(ctx context.Context, reason string) (int, error) {
+	return db.failUnheld(ctx, reason, `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id
+		WHERE s.status = ? AND s.last_activity < ?`)
+}
+
+// failUnheld fails the running sessions query lists (id, task id or ”)
+// that have been idle past orphanIdle and that no live server holds.
+func (db *DB) failUnheld(ctx context.Context, reason, query string) (int, error) {
+	rows, err := db.r.QueryContext(ctx, query, SessionRunning, TS(db.Now().Add(-orphanIdle)))
 	if err != nil {
 		return 0, err
 	}
-	var ids []string
+	type run struct{ id, task string }
+	var runs []run
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var r run
+		if err := rows.Scan(&r.id, &r.task); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		ids = append(ids, id)
+		runs = append(runs, r)
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil || len(ids) == 0 {
+	if err := rows.Err(); err != nil || len(runs) == 0 {
 		return 0, err
 	}
 	c, err := db.locks.Conn(ctx)
@@ -168,27 +197,32 @@ func (db *DB) failOrphans(ctx context.Context, reason string) (int, error) {
 	}
 	defer c.Close()
 	n := 0
-	for _, id := range ids {
-		held, err := db.runHeld(ctx, c, id)
+	for _, r := range runs {
+		held, err := db.runHeld(ctx, c, r.id)
 		if err != nil {
 			return n, err
 		}
 		if held {
 			continue
 		}
+		failed := false
 		err = db.Write(ctx, func(tx *Tx) error {
-			now := TS(tx.Now)
-			res, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET status = ?, reason = ?, ended_at = ?, last_activity = ?, updated_at = ?
-				WHERE id = ? AND status = ? AND waiting_approval = 0`, SessionFailed, reason, now, now, now, id, SessionRunning)
-			if err == nil {
-				if k, _ := res.RowsAffected(); k == 1 {
-					n++
-				}
+			ok, err := transitionAgentSessionTx(ctx, tx, r.id, SessionTransition{From: SessionRunning, To: SessionFailed, Reason: reason})
+			if failed = ok; err != nil || !ok {
+				return err
 			}
+			if r.task == "" {
+				return nil
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,
+				SessionFailed, reason, r.task, r.id)
 			return err
 		})
 		if err != nil {
 			return n, err
+		}
+		if failed {
+			n++
 		}
 	}
 	return n, nil

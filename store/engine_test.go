@@ -380,3 +380,22 @@ func TestAdvisoryLockExcludes(t *testing.T) {
 	unlock()
 	<-got
 }
+
+// doctor's view of a cluster's database: everything pending before the first
+// server starts, nothing after, and it never migrates.
+func TestInspectPostgres(t *testing.T) {
+	u := storetest.DatabaseURL(t)
+	ctx := context.Background()
+	in, err := InspectPostgres(ctx, u)
+	if err != nil || !in.Exists || len(in.Pending) < 20 || len(in.Unknown) != 0 {
+		t.Fatalf("empty database: %+v %v", in, err)
+	}
+	db, err := OpenPostgres(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if in, err = InspectPostgres(ctx, u); err != nil || len(in.Pending) != 0 || in.Integrity != "ok" {
+		t.Fatalf("migrated database: %+v %v", in, err)
+	}
+}

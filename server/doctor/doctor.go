@@ -153,7 +153,13 @@ func (d *doctorRun) checkDisk() {
 
 func (d *doctorRun) checkDatabase(ctx context.Context) {
 	in, err := store.Inspect(ctx, d.cfg.Path("opsagent.db"))
+	if d.cfg.DatabaseURL != "" {
+		in, err = store.InspectPostgres(ctx, d.cfg.DatabaseURL)
+	}
 	switch {
+	case err != nil && d.cfg.DatabaseURL != "":
+		d.fail("database", "PostgreSQL: "+err.Error(), "check --database-url and that the server accepts this host")
+		return
 	case err != nil:
 		d.fail("database", d.cfg.Path("opsagent.db")+": "+err.Error(), "restore the last backup: opsagent restore --in FILE --data-dir NEW")
 		return

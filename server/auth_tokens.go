@@ -157,24 +157,6 @@ func (s *Server) isOlderGeneration(sess *store.AuthSession, tok string) bool {
 	return false
 }
 
-func (s *Server) orgForTokenTx(ctx context.Context, tx *store.Tx, u *store.User) (string, error) {
-	if u.CurrentOrgID != "" {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM org_members WHERE org_id = ? AND user_id = ?`, u.CurrentOrgID, u.ID).Scan(&n); err != nil {
-			return "", err
-		}
-		if n > 0 {
-			return u.CurrentOrgID, nil
-		}
-	}
-	var org string
-	err := tx.QueryRowContext(ctx, `SELECT org_id FROM org_members WHERE user_id = ? ORDER BY created_at LIMIT 1`, u.ID).Scan(&org)
-	if err != nil {
-		return "", unauthorized("account has no organization")
-	}
-	return org, store.SetCurrentOrgTx(ctx, tx, u.ID, org)
-}
-
 // handleLogout is POST /api/auth/logout: best effort, exempt from the token
 // check so an expired session can still clear its cookies.
 func (s *Server) handleLogout(c *Ctx) error {

@@ -95,6 +95,16 @@ func (c *Ctx) IDParam(name string) (string, error) {
 	return v, nil
 }
 
+// IDParams is IDParam of two path parameters (a task's event, rule, ...).
+func (c *Ctx) IDParams(outer, inner string) (string, string, error) {
+	a, err := c.IDParam(outer)
+	if err != nil {
+		return "", "", err
+	}
+	b, err := c.IDParam(inner)
+	return a, b, err
+}
+
 // JSON writes v with status.
 func (c *Ctx) JSON(status int, v any) error {
 	writeJSON(c.W, status, v)

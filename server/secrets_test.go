@@ -249,7 +249,7 @@ func checkNoCanary(t *testing.T, dir string, logs []byte, canaries []string) {
 // writing secrets: afterwards every secret decrypts, in this server and after
 // a restart, and only the new key is left.
 func TestVaultRotateCommandWhileServing(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see TestWebhookSecretsSurviveVaultRotation.
 	env := openEnv(t)
 	alice := env.register("alice@example.com")
 	alice.Project = env.newProject(alice, "prod")

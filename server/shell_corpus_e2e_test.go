@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
 
@@ -21,28 +21,10 @@ import (
 // is shown. The rule must be the defence: any call that reaches the
 // approver, runs, or changes the canaries is an escape.
 
-// corpusLines reads testdata/commands/<name> (⏎ is a newline, @URL@ the
-// download server).
+// corpusLines reads testdata/commands/<name> (@URL@ is the download server).
 func corpusLines(t *testing.T, name, url string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "commands", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, strings.ReplaceAll(strings.ReplaceAll(line, "⏎", "\n"), "@URL@", url))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testkit.Commands(t, name, url)
 }
 
 // downloadServer serves code that leaves a marker in the working directory

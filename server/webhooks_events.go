@@ -120,11 +120,7 @@ func (s *Server) handleListWebhookEvents(c *Ctx) error {
 
 // handleGetWebhookEvent is GET /api/tasks/{task_id}/webhook/events/{event_id}.
 func (s *Server) handleGetWebhookEvent(c *Ctx) error {
-	id, err := c.IDParam("task_id")
-	if err != nil {
-		return err
-	}
-	eid, err := c.IDParam("event_id")
+	id, eid, err := c.IDParams("task_id", "event_id")
 	if err != nil {
 		return err
 	}
@@ -168,11 +164,7 @@ func (s *Server) handlePurgeWebhookEvents(c *Ctx) error {
 
 // handleReplayWebhookEvent is POST /api/tasks/{task_id}/webhook/events/{event_id}/replay.
 func (s *Server) handleReplayWebhookEvent(c *Ctx) error {
-	id, err := c.IDParam("task_id")
-	if err != nil {
-		return err
-	}
-	eid, err := c.IDParam("event_id")
+	id, eid, err := c.IDParams("task_id", "event_id")
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,7 @@ func (s *Server) webhookMatchRoutes() []*Route {
 // It evaluates the condition on the same view of the event the dispatcher
 // builds: the parsed event, its stored (redacted) body and headers.
 func (s *Server) handleWebhookMatch(c *Ctx) error {
-	id, err := c.IDParam("task_id")
-	if err != nil {
-		return err
-	}
-	eid, err := c.IDParam("event_id")
+	id, eid, err := c.IDParams("task_id", "event_id")
 	if err != nil {
 		return err
 	}

@@ -114,11 +114,7 @@ func (s *Server) handleCreateWebhookRule(c *Ctx) error {
 
 // handleUpdateWebhookRule is PATCH /api/tasks/{task_id}/webhook/rules/{rule_id}.
 func (s *Server) handleUpdateWebhookRule(c *Ctx) error {
-	id, err := c.IDParam("task_id")
-	if err != nil {
-		return err
-	}
-	rid, err := c.IDParam("rule_id")
+	id, rid, err := c.IDParams("task_id", "rule_id")
 	if err != nil {
 		return err
 	}
@@ -148,11 +144,7 @@ func (s *Server) handleUpdateWebhookRule(c *Ctx) error {
 
 // handleDeleteWebhookRule is DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}.
 func (s *Server) handleDeleteWebhookRule(c *Ctx) error {
-	id, err := c.IDParam("task_id")
-	if err != nil {
-		return err
-	}
-	rid, err := c.IDParam("rule_id")
+	id, rid, err := c.IDParams("task_id", "rule_id")
 	if err != nil {
 		return err
 	}

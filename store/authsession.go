@@ -63,8 +63,8 @@ func (db *DB) FindAuthSessionByID(ctx context.Context, id string) (*AuthSession,
 	return s, err
 }
 
-// FindAuthSessionTx reads a session inside a write transaction.
-func FindAuthSessionTx(ctx context.Context, tx *Tx, id string) (*AuthSession, error) {
+// findAuthSessionTx reads a session inside a write transaction.
+func findAuthSessionTx(ctx context.Context, tx *Tx, id string) (*AuthSession, error) {
 	s, err := scanAuthSession(tx.QueryRowContext(ctx, `SELECT `+authSessionCols+` FROM auth_sessions WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, NotFound("session")
@@ -72,16 +72,16 @@ func FindAuthSessionTx(ctx context.Context, tx *Tx, id string) (*AuthSession, er
 	return s, err
 }
 
-// RotateAuthSessionTx moves the session to its next refresh token.
-func RotateAuthSessionTx(ctx context.Context, tx *Tx, id string, newGen int, newHash, prevHash []byte, ip, ua string) error {
+// rotateAuthSessionTx moves the session to its next refresh token.
+func rotateAuthSessionTx(ctx context.Context, tx *Tx, id string, newGen int, newHash, prevHash []byte, ip, ua string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET generation = ?, refresh_hash = ?, prev_refresh_hash = ?,
 		rotated_at = ?, last_used_at = ?, ip = ?, user_agent = ? WHERE id = ? AND revoked_at IS NULL`,
 		newGen, newHash, prevHash, TS(tx.Now), TS(tx.Now), ip, ua, id)
 	return err
 }
 
-// RevokeAuthSessionTx revokes one session; revoking twice is harmless.
-func RevokeAuthSessionTx(ctx context.Context, tx *Tx, id, reason string) error {
+// revokeAuthSessionTx revokes one session; revoking twice is harmless.
+func revokeAuthSessionTx(ctx context.Context, tx *Tx, id, reason string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = COALESCE(revoked_at, ?), revoke_reason = CASE WHEN revoked_at IS NULL THEN ? ELSE revoke_reason END WHERE id = ?`, TS(tx.Now), reason, id)
 	return err
 }
@@ -89,14 +89,7 @@ func RevokeAuthSessionTx(ctx context.Context, tx *Tx, id, reason string) error {
 // RevokeUserAuthSession revokes a session only if it belongs to userID.
 func (db *DB) RevokeUserAuthSession(ctx context.Context, userID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, revoke_reason = 'deleted' WHERE id = ? AND user_id = ? AND revoked_at IS NULL`, TS(tx.Now), id, userID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("session")
-		}
-		return nil
+		return execOne(ctx, tx, "session", `UPDATE auth_sessions SET revoked_at = ?, revoke_reason = 'deleted' WHERE id = ? AND user_id = ? AND revoked_at IS NULL`, TS(tx.Now), id, userID)
 	})
 }
 

@@ -54,6 +54,8 @@ type QuotaError struct {
 	Current float64
 	// ReadOnly: the org is past its payment grace period; nothing new is created.
 	ReadOnly bool
+	// Feature: the plan does not include the feature this create needs.
+	Feature string
 	// RetryAfter is the time until the quota resets (monthly quotas only).
 	RetryAfter time.Duration
 }
@@ -61,6 +63,9 @@ type QuotaError struct {
 func (e *QuotaError) Error() string {
 	if e.ReadOnly {
 		return "the organization is read-only: its payment is past due beyond the grace period; update the payment method in the billing page"
+	}
+	if e.Feature != "" {
+		return fmt.Sprintf("plan %s does not include %s (quota %s: limit 0)", e.Plan, e.Feature, e.Quota)
 	}
 	return fmt.Sprintf("quota %s exceeded: limit %s, current use %s (plan %s)", e.Quota, fmtQty(e.Limit), fmtQty(e.Current), e.Plan)
 }
@@ -97,8 +102,11 @@ func (db *DB) SetQuotaGate(g QuotaGate) error {
 }
 
 // queryRowFast runs a query of the write transaction through the writer's
-// prepared statement when there is one.
+// prepared statement when there is one, detached from ctx's cancellation:
+// a point read by key takes microseconds, while a cancellable context costs
+// two watcher goroutines per query (see readRow).
 func (tx *Tx) queryRowFast(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if tx.db != nil {
 		if st, ok := tx.db.wstmts.Load(q); ok {
 			return tx.StmtContext(ctx, st.(*sql.Stmt)).QueryRowContext(ctx, args...)
@@ -108,6 +116,7 @@ func (tx *Tx) queryRowFast(ctx context.Context, q string, args ...any) *sql.Row 
 }
 
 func (tx *Tx) execFast(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if tx.db != nil {
 		if st, ok := tx.db.wstmts.Load(q); ok {
 			return tx.StmtContext(ctx, st.(*sql.Stmt)).ExecContext(ctx, args...)
@@ -126,7 +135,9 @@ const (
 	queryWebhookMonth = `SELECT count(*) FROM webhook_events WHERE org_id = ? AND received_at >= ? AND test = 0 AND replay_of IS NULL`
 )
 
-var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, bumpCounter, insertCounter, updateCounter}
+const queryChannels = `SELECT count(*) FROM channels WHERE org_id = ?`
+
+var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, queryChannels, bumpCounter, insertCounter, updateCounter}
 
 // CheckQuota asks the installed gate whether org may add n of kind; without
 // a gate (billing off) it allows everything at no cost.
@@ -167,6 +178,12 @@ func init() {
 			return n, err
 		})
 	}
+	// An org's chat channels are few (at most MaxChannelsPerProject a project).
+	RegisterQuotaCounter(QuotaChannels, func(ctx context.Context, q Querier, orgID string, _ time.Time) (int64, error) {
+		var n int64
+		err := row(ctx, q, queryChannels, orgID).Scan(&n)
+		return n, err
+	})
 	// Pending invitations hold a seat: accepting one never has to be refused.
 	RegisterQuotaCounter(QuotaMembers, func(ctx context.Context, q Querier, orgID string, now time.Time) (int64, error) {
 		var n int64

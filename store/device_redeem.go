@@ -63,7 +63,7 @@ func (db *DB) RedeemDeviceGrant(ctx context.Context, codeHash []byte, l *NewLogi
 			}
 			return markDeviceGrantPolledTx(ctx, tx, g.ID, interval)
 		}
-		u, err := FindUserTx(ctx, tx, g.UserID)
+		u, err := findUserTx(ctx, tx, g.UserID)
 		if err != nil {
 			out.Outcome = PollUserGone
 			return nil
@@ -110,5 +110,5 @@ func loginOrgTx(ctx context.Context, tx *Tx, u *User) (string, error) {
 	if err != nil {
 		return "", Errorf(EUnauthorized, "account has no organization")
 	}
-	return org, SetCurrentOrgTx(ctx, tx, u.ID, org)
+	return org, setCurrentOrgTx(ctx, tx, u.ID, org)
 }

@@ -114,9 +114,23 @@ func scanHeartbeat(row rowScanner) (*HeartbeatCheck, error) {
 	return &c, nil
 }
 
+// MaxHeartbeatsPerProject caps a project's checks; HeartbeatPingsKept is
+// how many of a check's latest pings are kept.
+const (
+	MaxHeartbeatsPerProject = 500
+	HeartbeatPingsKept      = 200
+)
+
 // CreateHeartbeat stores a new check; DueAt and DeadlineAt are set by the caller.
 func (db *DB) CreateHeartbeat(ctx context.Context, c *HeartbeatCheck) error {
 	return db.Write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM heartbeat_checks WHERE project_id = ?`, c.ProjectID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= MaxHeartbeatsPerProject {
+			return &Error{Code: EConflict, Message: "too many heartbeat checks in this project", Reason: "heartbeat_limit"}
+		}
 		if c.TaskID != "" {
 			if _, err := findTask(ctx, tx, c.OrgID, c.ProjectID, c.TaskID); err != nil {
 				return &Error{Code: EInvalid, Message: "task_id: no such task in this project", Reason: "task_not_found"}
@@ -199,14 +213,7 @@ func (db *DB) UpdateHeartbeat(ctx context.Context, orgID, projectID, id string, 
 // DeleteHeartbeat removes a check and its pings.
 func (db *DB) DeleteHeartbeat(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM heartbeat_checks WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("heartbeat check")
-		}
-		return nil
+		return execOne(ctx, tx, "heartbeat check", `DELETE FROM heartbeat_checks WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
 	})
 }
 
@@ -295,6 +302,12 @@ func (db *DB) RecordHeartbeatPing(ctx context.Context, tokenHash, kind string, n
 			NewID(), c.ID, TS(now), kind, dur, miss); err != nil {
 			return err
 		}
+		// Only the latest pings are kept: a job pinging every minute would
+		// otherwise add half a million rows a year.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM heartbeat_pings WHERE check_id = ? AND at < (SELECT at FROM heartbeat_pings
+			WHERE check_id = ? ORDER BY at DESC LIMIT 1 OFFSET ?)`, c.ID, c.ID, HeartbeatPingsKept-1); err != nil {
+			return err
+		}
 		if err := saveHeartbeatStateTx(ctx, tx, c); err != nil {
 			return err
 		}
@@ -321,21 +334,11 @@ func saveHeartbeatStateTx(ctx context.Context, tx *Tx, c *HeartbeatCheck) error 
 // moves in its own guarded transaction, so a crash between two leaves the
 // first recorded exactly once and the second still due.
 func (db *DB) SweepHeartbeats(ctx context.Context, limit int) ([]HeartbeatOutcome, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM heartbeat_checks WHERE status != 'down' AND enabled = 1 AND deadline_at <= ?
+	ids, err := queryStrings(ctx, db.r, `SELECT id FROM heartbeat_checks WHERE status != 'down' AND enabled = 1 AND deadline_at <= ?
 		ORDER BY deadline_at LIMIT ?`, TS(db.Now()), limit)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
 	var out []HeartbeatOutcome
 	for _, id := range ids {
 		var o *HeartbeatOutcome

@@ -63,7 +63,7 @@ func (db *DB) SignupByInvitation(ctx context.Context, tokenHash []byte, u *User,
 		if err := markInvitationAcceptedTx(ctx, tx, inv.ID, u.ID); err != nil {
 			return err
 		}
-		if err := SetCurrentOrgTx(ctx, tx, u.ID, inv.OrgID); err != nil {
+		if err := setCurrentOrgTx(ctx, tx, u.ID, inv.OrgID); err != nil {
 			return err
 		}
 		u.CurrentOrgID, l.UserID = inv.OrgID, u.ID

@@ -84,7 +84,7 @@ func (db *DB) Register(ctx context.Context, u *User, l *NewLogin) (time.Time, er
 func (db *DB) EndLogin(ctx context.Context, sid, jti string, exp time.Time) error {
 	return db.Write(ctx, func(tx *Tx) error {
 		if sid != "" {
-			if err := RevokeAuthSessionTx(ctx, tx, sid, "logout"); err != nil {
+			if err := revokeAuthSessionTx(ctx, tx, sid, "logout"); err != nil {
 				return err
 			}
 		}
@@ -126,7 +126,7 @@ func (db *DB) SwitchOrg(ctx context.Context, userID, orgID, jti string, ttl time
 }
 
 func switchOrgTx(ctx context.Context, tx *Tx, userID, orgID, jti string, ttl time.Duration) error {
-	if err := SetCurrentOrgTx(ctx, tx, userID, orgID); err != nil {
+	if err := setCurrentOrgTx(ctx, tx, userID, orgID); err != nil {
 		return err
 	}
 	return revokeTokenTx(ctx, tx, jti, tx.Now.Add(ttl))

@@ -84,8 +84,8 @@ func findUser(ctx context.Context, q Querier, where string, arg any) (*User, err
 	return u, err
 }
 
-// FindUserTx reads a user inside a write transaction.
-func FindUserTx(ctx context.Context, tx *Tx, id string) (*User, error) {
+// findUserTx reads a user inside a write transaction.
+func findUserTx(ctx context.Context, tx *Tx, id string) (*User, error) {
 	return findUser(ctx, tx, `id = ?`, id)
 }
 
@@ -100,7 +100,7 @@ func createPersonalOrgTx(ctx context.Context, tx *Tx, u *User) (*Organization, e
 	if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
 		return nil, err
 	}
-	return o, SetCurrentOrgTx(ctx, tx, u.ID, o.ID)
+	return o, setCurrentOrgTx(ctx, tx, u.ID, o.ID)
 }
 
 // createUserTx inserts u, filling id and times.
@@ -119,8 +119,8 @@ func createUserTx(ctx context.Context, tx *Tx, u *User) error {
 	return err
 }
 
-// SetCurrentOrgTx records which organization the user works in.
-func SetCurrentOrgTx(ctx context.Context, tx *Tx, userID, orgID string) error {
+// setCurrentOrgTx records which organization the user works in.
+func setCurrentOrgTx(ctx context.Context, tx *Tx, userID, orgID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE users SET current_org_id = ? WHERE id = ?`, orgID, userID)
 	return err
 }
@@ -139,7 +139,7 @@ func (db *DB) UpdateUser(ctx context.Context, id string, p UserPatch) (*User, er
 				return err
 			}
 		}
-		u, err := FindUserTx(ctx, tx, id)
+		u, err := findUserTx(ctx, tx, id)
 		out = u
 		return err
 	})

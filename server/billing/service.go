@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/store"
@@ -27,7 +28,23 @@ type Service struct {
 	KnowledgeUse func(orgID string) (total int64, byProject map[string]int64)
 
 	knowledgeLocks sync.Map // org id -> *sync.Mutex
+	// pastDue counts past-due orgs (RefreshPastDue); 0 lets every write
+	// skip the read-only check's account read.
+	pastDue atomic.Int64
 }
+
+// RefreshPastDue recounts the past-due orgs; call it at start and after
+// anything that changes an account's status (Stripe events).
+func (s *Service) RefreshPastDue(ctx context.Context) error {
+	n, err := s.DB.CountPastDue(ctx)
+	if err == nil {
+		s.pastDue.Store(n)
+	}
+	return err
+}
+
+// MaybeReadOnly is false when no org is past due, so none can be read-only.
+func (s *Service) MaybeReadOnly() bool { return s.On() && s.pastDue.Load() > 0 }
 
 // On reports whether plans and quotas apply (showback or stripe).
 func (s *Service) On() bool { return s != nil && s.Mode != ModeOff }
@@ -61,6 +78,10 @@ func (s *Service) GraceEnds(a *store.BillingAccount) *time.Time {
 	return &t
 }
 
+// featureOf is the plan feature a counted create needs: a plan without it
+// refuses the create (402 feature_not_in_plan) whatever its limits.
+var featureOf = map[store.QuotaKind]string{store.QuotaConnectors: "connectors", store.QuotaChannels: "channels"}
+
 // nextMonth is the first instant of the month after now's.
 func nextMonth(now time.Time) time.Time {
 	now = now.UTC()
@@ -81,6 +102,9 @@ func (s *Service) Gate(ctx context.Context, tx *store.Tx, kind store.QuotaKind, 
 	plan := s.PlanOf(a)
 	if s.ReadOnly(a, tx.Now) {
 		return &store.QuotaError{Quota: kind, Plan: plan.ID, ReadOnly: true}
+	}
+	if f := featureOf[kind]; f != "" && !plan.HasFeature(f) {
+		return &store.QuotaError{Quota: kind, Plan: plan.ID, Feature: f}
 	}
 	limit, limited := plan.Limit(kind)
 	if kind == store.QuotaWebhookEvents {
@@ -126,6 +150,9 @@ func (s *Service) CheckKnowledge(ctx context.Context, orgID string, add, replace
 	plan := s.PlanOf(a)
 	if s.ReadOnly(a, s.Now()) {
 		return &store.QuotaError{Quota: store.QuotaKnowledgeBytes, Plan: plan.ID, ReadOnly: true}
+	}
+	if !plan.HasFeature("knowledge") {
+		return &store.QuotaError{Quota: store.QuotaKnowledgeBytes, Plan: plan.ID, Feature: "knowledge"}
 	}
 	limit, ok := plan.Limit(store.QuotaKnowledgeBytes)
 	if !ok {

@@ -18,7 +18,7 @@ import (
 // alertmanagerDeliveries are real Alertmanager 0.25 webhook bodies (firing, resolved).
 func alertmanagerDeliveries(t *testing.T) [][]byte {
 	t.Helper()
-	b, err := os.ReadFile("../webhook/testdata/alertmanager/deliveries-0.25.0.jsonl")
+	b, err := os.ReadFile("../../testdata/webhooks/alertmanager/deliveries-0.25.0.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -17,12 +18,16 @@ func seedFiles(f *testing.F, patterns ...string) [][]byte {
 	f.Helper()
 	var out [][]byte
 	for _, p := range patterns {
-		files, err := filepath.Glob(filepath.Join("testdata", p))
+		files, err := filepath.Glob(testdataPath(p))
 		if err != nil {
 			f.Fatal(err)
 		}
 		for _, file := range files {
-			out = append(out, readTestdata(f, file[len("testdata/"):]))
+			b, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			out = append(out, b)
 		}
 	}
 	if len(out) == 0 {

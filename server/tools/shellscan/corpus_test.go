@@ -1,32 +1,15 @@
 package shellscan
 
 import (
-	"bufio"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/opsagent/opsagent/internal/testkit"
 )
 
-// readCorpus reads a file of testdata/commands: one command a line, #
-// comments, ⏎ for a newline.
+// readCorpus reads a file of testdata/commands (@URL@ a download that is never fetched).
 func readCorpus(t testing.TB, name string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "..", "testdata", "commands", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, strings.ReplaceAll(strings.ReplaceAll(line, "⏎", "\n"), "@URL@", "http://127.0.0.1:9/i.sh"))
-	}
-	return out
+	return testkit.Commands(t, name, "http://127.0.0.1:9/i.sh")
 }
 
 // Every forbidden spelling either shows its effect or is opaque (which a

@@ -130,7 +130,7 @@ func TestServerRegistersItsJobs(t *testing.T) {
 	if _, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20}, server.Deps{DB: db, Jobs: jobs, Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(jobs.Jobs(), ","); got != "account-erasure,approval-expiry,purge-expired,retention,webhook-retention" {
+	if got := strings.Join(jobs.Jobs(), ","); got != "account-erasure,approval-expiry,channel-deliveries,heartbeats,purge-expired,retention,webhook-retention" {
 		t.Fatalf("jobs: got %s", got)
 	}
 	jobs.Start()

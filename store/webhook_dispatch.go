@@ -282,9 +282,26 @@ func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID
 	return s, nil
 }
 
-// ApproveWebhookEventTx carries out an approved webhook_event approval:
-// the event is dispatched to the approved target, exactly once per approval.
-func ApproveWebhookEventTx(ctx context.Context, tx *Tx, a *Approval, targetTaskID, input string) (*AgentSession, error) {
+// approveWebhookEventTx carries out an approved webhook_event approval: the
+// event is dispatched to the approved target (the subject's target_task_id,
+// with its input), exactly once per approval. The result names the run.
+func approveWebhookEventTx(ctx context.Context, tx *Tx, a *Approval) (string, error) {
+	var subj struct {
+		TargetTaskID string `json:"target_task_id"`
+		Input        string `json:"input"`
+	}
+	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {
+		return "", err
+	}
+	s, err := dispatchApprovedEventTx(ctx, tx, a, subj.TargetTaskID, subj.Input)
+	if err != nil {
+		return "", err
+	}
+	b, _ := json.Marshal(map[string]any{"session_id": s.ID, "task_id": subj.TargetTaskID, "status": s.Status})
+	return string(b), nil
+}
+
+func dispatchApprovedEventTx(ctx context.Context, tx *Tx, a *Approval, targetTaskID, input string) (*AgentSession, error) {
 	task, err := findTask(ctx, tx, a.OrgID, a.ProjectID, targetTaskID)
 	if err != nil {
 		return nil, &Error{Code: EConflict, Message: "the task this approval would run no longer exists", Reason: "target_task_gone"}

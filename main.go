@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -202,12 +203,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	// The RAG store reconciles its index with the files before it returns.
-	kb, err := rag.Open(ctx, cfg.Path("rag"), rag.Options{Logger: logger})
+	// The knowledge index opens and reconciles with its files in the
+	// background: a large one takes seconds, and the server listens first
+	// (/readyz says not ready and routes that need the index answer 503
+	// until it is loaded).
+	kb, err := rag.OpenInBackground(ctx, cfg.Path("rag"), rag.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer kb.Close()
+	go func() {
+		// Reading a large index leaves garbage the heap would keep resident
+		// for minutes on an idle server: return it once loaded.
+		<-kb.Loaded()
+		debug.FreeOSMemory()
+	}()
 	jobs := scheduler.New(logger)
 	srv, err := server.New(cfg, server.Deps{DB: db, Vault: keys, RAG: kb, Jobs: jobs, Logger: logger})
 	if err != nil {

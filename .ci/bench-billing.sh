@@ -3,18 +3,20 @@
 # the same built binary twice, --billing off (no gate at all) against
 # --billing showback on a plan whose limits are high enough never to refuse
 # (so every create runs its check), alternated in the same run:
-#   [ROUTES="projects tasks ingest"] .ci/bench-billing.sh [runs] [seconds] [connections]   (defaults 4, 5, 16)
+#   [ROUTES="projects tasks ingest"] [SAME=1] .ci/bench-billing.sh [runs] [seconds] [connections]   (defaults 4, 5, 16)
 # Routes: POST /api/projects (projects quota), POST /api/tasks with
 # enabled=true (enabled-tasks quota) and webhook ingest (monthly events
 # counter bumped in the group commit). wrk's Lua counter makes every name and
 # alert unique; ingest spreads over four webhooks (each is rate-limited to
-# 100,000/min). Rates count 2xx answers only. Needs wrk, curl, jq.
+# 100,000/min). Rates count 2xx answers only; beside each, the server's own CPU
+# time (user+system from /proc) per 2xx answer, which a shared machine's load
+# disturbs far less than throughput. Needs wrk, curl, jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-4}; secs=${2:-5}; conns=${3:-16}
 work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+# start runs in a subshell: the servers' pids go to a file so cleanup finds them.
+cleanup() { [ -f "$work/pids" ] && while read -r p; do kill "$p" 2>/dev/null || true; done <"$work/pids"; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$work/opsagent" .
 cat >"$work/plans.json" <<'JSON'
@@ -35,7 +37,8 @@ start() { # name flags... -> "addr token project hookpath secret"
   local name=$1; shift
   local addr="" J='content-type: application/json'
   "$work/opsagent" serve --addr 127.0.0.1:0 --data-dir "$work/data-$name" --signup open "$@" >"$work/$name.log" 2>&1 &
-  pids+=($!)
+  local pid=$!
+  echo "$pid" >>"$work/pids"
   for _ in $(seq 1 100); do
     addr=$(sed -n 's/.*msg="opsagent listening" addr=\([^ ]*\).*/\1/p' "$work/$name.log" | head -1)
     [ -n "$addr" ] && break; sleep 0.1
@@ -57,22 +60,30 @@ request = function() n = n + 1
   local h = hooks[(n % 4) + 1]
   return wrk.format("POST", h[1], {["Host"] = wrk.headers["Host"], ["Authorization"] = h[2], ["content-type"] = "application/json"}, '{"alert":"disk","n":' .. n .. '}') end
 LUA
-  echo "$addr $tok $proj"
+  echo "$addr $tok $proj $pid"
 }
-read -r addrO tokO projO < <(start off --billing off)
-read -r addrS tokS projS < <(start showback --billing showback --billing-plans "$work/plans.json" --billing-default-plan bench)
-wrkrun() { # url script auth project -> 2xx/s
+read -r addrO tokO projO pidO < <(start off --billing off)
+# SAME=1 starts the second server with --billing off too: the A/A noise floor.
+if [ -n "${SAME:-}" ]; then read -r addrS tokS projS pidS < <(start showback --billing off)
+else read -r addrS tokS projS pidS < <(start showback --billing showback --billing-plans "$work/plans.json" --billing-default-plan bench); fi
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user+system ticks of a server
+wrkrun() { # url script auth project pid -> "2xx/s, server CPU per 2xx request"
+  local c0 c1
+  c0=$(cpu "$5")
   wrk -t2 -c"$conns" -d"${secs}s" -s "$work/$2" -H "Authorization: Bearer $3" -H "X-Project-ID: $4" \
-    -H 'content-type: application/json' "$1" | awk -v s="$secs" '/requests in/ {n = $1} /Non-2xx/ {e = $5} END {printf "%.0f/s%s\n", (n - e) / s, (e ? " (" e " non-2xx)" : "")}'
+    -H 'content-type: application/json' "$1" >"$work/wrk.out"
+  c1=$(cpu "$5")
+  awk -v s="$secs" -v ticks=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" '/requests in/ {n = $1} /Non-2xx/ {e = $5}
+    END {ok = n - e; printf "%.0f/s, %.0f us CPU/req%s\n", ok / s, (ok ? ticks / hz * 1e6 / ok : 0), (e ? " (" e " non-2xx)" : "")}' "$work/wrk.out"
 }
 route() { # name mode -> req/s
   case "$1-$2" in
-    projects-off) wrkrun "http://$addrO/api/projects" project.lua "$tokO" "$projO" ;;
-    projects-showback) wrkrun "http://$addrS/api/projects" project.lua "$tokS" "$projS" ;;
-    tasks-off) wrkrun "http://$addrO/api/tasks" task.lua "$tokO" "$projO" ;;
-    tasks-showback) wrkrun "http://$addrS/api/tasks" task.lua "$tokS" "$projS" ;;
-    ingest-off) wrkrun "http://$addrO/" alerts-off.lua "$tokO" "$projO" ;;
-    ingest-showback) wrkrun "http://$addrS/" alerts-showback.lua "$tokS" "$projS" ;;
+    projects-off) wrkrun "http://$addrO/api/projects" project.lua "$tokO" "$projO" "$pidO" ;;
+    projects-showback) wrkrun "http://$addrS/api/projects" project.lua "$tokS" "$projS" "$pidS" ;;
+    tasks-off) wrkrun "http://$addrO/api/tasks" task.lua "$tokO" "$projO" "$pidO" ;;
+    tasks-showback) wrkrun "http://$addrS/api/tasks" task.lua "$tokS" "$projS" "$pidS" ;;
+    ingest-off) wrkrun "http://$addrO/" alerts-off.lua "$tokO" "$projO" "$pidO" ;;
+    ingest-showback) wrkrun "http://$addrS/" alerts-showback.lua "$tokS" "$projS" "$pidS" ;;
   esac
 }
 echo "billing quota checks, $conns connections, $runs alternated ${secs}s runs per route; load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -33,6 +33,9 @@ type Doc struct {
 // indexes it before returning: once Put returns, the document survives a crash and is searchable. Tags nil
 // keeps the tags of the content's own front matter; non-nil replaces them (empty removes them).
 func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, content []byte, tags []string) (Doc, error) {
+	if err := s.await(ctx); err != nil {
+		return Doc{}, err
+	}
 	if err := s.validate(scope, collection, name); err != nil {
 		return Doc{}, err
 	}
@@ -97,6 +100,9 @@ func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, c
 // Get reads one document of exactly this scope (a project's own, or the organization's when ProjectID is
 // empty) from its file.
 func (s *Store) Get(ctx context.Context, scope Scope, collection, name string) (Doc, error) {
+	if err := s.await(ctx); err != nil {
+		return Doc{}, err
+	}
 	if err := s.validate(scope, collection, name); err != nil {
 		return Doc{}, err
 	}
@@ -133,6 +139,9 @@ func (s *Store) Get(ctx context.Context, scope Scope, collection, name string) (
 // List returns the documents of one collection of exactly this scope, sorted by name, as last indexed
 // (a file edited by hand since then shows its new size and time once the next Sync has run).
 func (s *Store) List(ctx context.Context, scope Scope, collection string) ([]Doc, error) {
+	if err := s.await(ctx); err != nil {
+		return nil, err
+	}
 	if err := validateScope(scope); err != nil {
 		return nil, err
 	}
@@ -157,6 +166,9 @@ func (s *Store) List(ctx context.Context, scope Scope, collection string) ([]Doc
 
 // Delete removes a document's file (fsyncing its directory) and its chunks from the index.
 func (s *Store) Delete(ctx context.Context, scope Scope, collection, name string) error {
+	if err := s.await(ctx); err != nil {
+		return err
+	}
 	if err := s.validate(scope, collection, name); err != nil {
 		return err
 	}

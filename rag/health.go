@@ -11,6 +11,9 @@ func (s *Store) Health() error {
 	if s.closed.Load() {
 		return errors.New("the knowledge store is closed")
 	}
+	if err := s.loaded(); err != nil {
+		return err
+	}
 	if s.index == nil {
 		return errors.New("the index is not open")
 	}

@@ -42,6 +42,9 @@ const snippetBytes = 320
 // q. The org and project filters are exact keyword terms in the same query, so no other tenant's chunk can
 // be scored, let alone returned. A scope with an empty ProjectID searches the org-wide documents only.
 func (s *Store) Search(ctx context.Context, scope Scope, q Query) ([]Hit, error) {
+	if err := s.await(ctx); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := validateScope(scope); err != nil {
 		return nil, err

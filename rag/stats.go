@@ -38,6 +38,9 @@ func (s *Stats) add(e entry, orgWide bool) {
 // whole organization, a full Scope what that project's searches see (its own and the org-wide documents).
 func (s *Store) Stats(scope Scope) Stats {
 	st := Stats{ByCollection: map[string]int{}, Pending: int(s.pending.Load())}
+	if s.loaded() != nil {
+		return st // the manifest is being read in the background
+	}
 	s.mmu.RLock()
 	for p, e := range s.manifest {
 		es, collection, _, ok := location(p)

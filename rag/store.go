@@ -33,6 +33,9 @@ type Options struct {
 	// Now is the clock (tests inject one). Default time.Now.
 	Now func() time.Time
 
+	// LoadWait is how long a call waits for an index still loading in the background
+	// (OpenInBackground) before failing with ErrLoading. Default DefaultLoadWait.
+	LoadWait time.Duration
 	// lockTimeout bounds the wait for an index another process holds open. Default 10s.
 	lockTimeout time.Duration
 }
@@ -61,6 +64,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.LoadWait <= 0 {
+		o.LoadWait = DefaultLoadWait
 	}
 	if o.lockTimeout <= 0 {
 		o.lockTimeout = 10 * time.Second
@@ -92,6 +98,7 @@ type Store struct {
 	activity *activityLog
 
 	closed   atomic.Bool
+	loading  *loading // set by OpenInBackground until and after the load
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 }
@@ -100,6 +107,18 @@ type Store struct {
 // or built under other rules) and reconciles it with the files before returning, so every document written
 // before is searchable.
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	s, err := newStore(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStore prepares a Store whose index is not open yet (see load).
+func newStore(dir string, opts Options) (*Store, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -112,7 +131,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rag: %w", err)
 	}
-	s := &Store{
+	return &Store{
 		opts:     opts,
 		log:      opts.Logger,
 		chunker:  chunker{max: opts.ChunkBytes, overlap: opts.ChunkOverlap},
@@ -122,17 +141,22 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		manifest: map[string]entry{},
 		rejected: map[string]fileStat{},
 		activity: newActivityLog(opts.Now),
-	}
+	}, nil
+}
+
+// load opens the index and reconciles it with the files; on failure it
+// releases what it opened.
+func (s *Store) load(ctx context.Context) error {
 	if err := s.openIndex(); err != nil {
-		root.Close()
-		return nil, err
+		s.docs.Close()
+		return err
 	}
-	if err := s.Sync(ctx); err != nil {
+	if err := s.sync(ctx); err != nil {
 		s.index.Close()
-		root.Close()
-		return nil, err
+		s.docs.Close()
+		return err
 	}
-	return s, nil
+	return nil
 }
 
 // schemaKey is the internal key that records the rules the index was built under.
@@ -251,6 +275,12 @@ func (s *Store) Start(ctx context.Context) {
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
+	}
+	if l := s.loading; l != nil {
+		<-l.done // an index half opened cannot be closed
+		if l.err != nil {
+			return nil // load released what it opened
+		}
 	}
 	s.wmu.Lock()
 	stop, done := s.loopStop, s.loopDone

@@ -20,6 +20,14 @@ type fileStat struct {
 // Unchanged files cost one stat each. Files that cannot be indexed (too large, not UTF-8 text) are logged
 // once and skipped until they change. Sync may run beside Put and Search; one Sync runs at a time.
 func (s *Store) Sync(ctx context.Context) error {
+	if err := s.await(ctx); err != nil {
+		return err
+	}
+	return s.sync(ctx)
+}
+
+// sync is Sync without waiting for a background load (which calls it).
+func (s *Store) sync(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}

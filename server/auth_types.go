@@ -141,18 +141,23 @@ type VersionResponse struct {
 }
 
 func (s *Server) userOut(ctx context.Context, u *store.User, role string) UserOut {
-	out := UserOut{ID: u.ID, Email: u.Email, Name: u.Name, EmailVerified: u.EmailVerifiedAt != nil,
-		CurrentOrgID: u.CurrentOrgID, Role: role, LastLoginAt: u.LastLoginAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
-	if u.Avatar != "" {
-		url := "/api/users/" + u.ID + "/avatar?v=" + u.Avatar[len(u.Avatar)-min(8, len(u.Avatar)):]
-		out.AvatarURL = &url
-	}
 	has, err := s.db.HasMFA(ctx, u.ID)
 	if err != nil {
 		// Shown as enabled: the flag must not hide a factor the account has.
 		loggerFrom(ctx).ErrorContext(ctx, "mfa lookup failed", "err", err)
 		has = true
 	}
-	out.MFAEnabled = has
+	return userOutMFA(u, role, has)
+}
+
+// userOutMFA is userOut with the MFA flag already known.
+func userOutMFA(u *store.User, role string, mfa bool) UserOut {
+	out := UserOut{ID: u.ID, Email: u.Email, Name: u.Name, EmailVerified: u.EmailVerifiedAt != nil,
+		CurrentOrgID: u.CurrentOrgID, Role: role, LastLoginAt: u.LastLoginAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+	if u.Avatar != "" {
+		url := "/api/users/" + u.ID + "/avatar?v=" + u.Avatar[len(u.Avatar)-min(8, len(u.Avatar)):]
+		out.AvatarURL = &url
+	}
+	out.MFAEnabled = mfa
 	return out
 }

@@ -16,7 +16,11 @@ type beyondState struct {
 	// before any lookup; pingCheck bounds pings per check.
 	pingIP, pingCheck *ratelimit.Limiter
 	windows           windowCache
-	drafts            sync.WaitGroup // postmortem drafts being written
+	// previews bounds what-if replays per org: each re-decides up to
+	// previewMaxCalls recorded calls twice (shell analysis included).
+	previews *ratelimit.Limiter
+	// drafting bounds postmortem drafts written at once (each may call the model).
+	drafting chan struct{}
 }
 
 // Ping limits: a cron job pings a few times per run; a check pinged more
@@ -24,6 +28,7 @@ type beyondState struct {
 const (
 	PingsPerMinutePerIP    = 120
 	PingsPerMinutePerCheck = 30
+	RulePreviewsPerMinute  = 20
 )
 
 func (s *Server) bx() *beyondState {
@@ -32,7 +37,9 @@ func (s *Server) bx() *beyondState {
 		b.pingIP = ratelimit.New(PingsPerMinutePerIP, time.Minute)
 		b.pingCheck = ratelimit.New(PingsPerMinutePerCheck, time.Minute)
 		b.windows.m = map[string]windowEntry{}
-		for _, l := range []*ratelimit.Limiter{b.pingIP, b.pingCheck} {
+		b.drafting = make(chan struct{}, 2)
+		b.previews = ratelimit.New(RulePreviewsPerMinute, time.Minute)
+		for _, l := range []*ratelimit.Limiter{b.pingIP, b.pingCheck, b.previews} {
 			l.Now = func() time.Time { return s.Now() }
 		}
 	})

@@ -81,10 +81,13 @@ func (s *Server) installBilling() error {
 	if mode == billing.ModeStripe {
 		s.billing.Stripe = billing.NewStripe(s.cfg.StripeAPIKey, s.cfg.StripeAPIBase)
 	}
-	if s.billing.On() {
-		return s.db.SetQuotaGate(s.billing.Gate)
+	if !s.billing.On() {
+		return nil
 	}
-	return nil
+	if err := s.billing.RefreshPastDue(context.Background()); err != nil {
+		return err
+	}
+	return s.db.SetQuotaGate(s.billing.Gate)
 }
 
 func (s *Server) planOut(p *billing.Plan) PlanOut {

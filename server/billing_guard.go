@@ -15,7 +15,7 @@ import (
 // due beyond the grace period) with 402. Reads, sign-in and the billing
 // routes (to pay or to look) stay open: read-only never loses data.
 func (s *Server) billingWritable(c *Ctx) error {
-	if !s.billing.On() || c.ID == nil || c.ID.OrgID == "" {
+	if !s.billing.MaybeReadOnly() || c.ID == nil || c.ID.OrgID == "" {
 		return nil
 	}
 	switch c.R.Method {

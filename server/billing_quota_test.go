@@ -18,7 +18,7 @@ import (
 // be driven to its edge through the API.
 const tinyPlans = `[
  {"id": "tiny", "name": "Tiny", "selectable": true, "features": ["webhooks"],
-  "limits": {"members": 3, "projects": 2, "enabled_tasks": 2, "connectors": 1, "knowledge_bytes": 100,
+  "limits": {"members": 3, "projects": 2, "enabled_tasks": 2, "connectors": 1, "channels": 1, "knowledge_bytes": 100,
              "webhook_events_per_month": 3, "agent_runs_per_month": 2}},
  {"id": "race", "name": "Race", "selectable": true,
   "limits": {"projects": 5, "webhook_events_per_month": 4, "enabled_tasks": 6}},
@@ -99,6 +99,13 @@ func TestBillingQuotaEachLimitAtAndOver(t *testing.T) {
 	// connectors: 1
 	c.must(201, "POST", "/api/connectors", map[string]any{"name": "edge-1"})
 	wantQuota(t, c.do("POST", "/api/connectors", map[string]any{"name": "edge-2"}), 402, "connectors", 1, 1)
+
+	// channels: 1 (chat apps)
+	slack := func(name string) map[string]any {
+		return map[string]any{"platform": "slack", "name": name, "credentials": map[string]any{"bot_token": "xoxb-test", "signing_secret": slackSecret}}
+	}
+	c.must(201, "POST", "/api/channels", slack("ops-1"))
+	wantQuota(t, c.do("POST", "/api/channels", slack("ops-2")), 402, "channels", 1, 1)
 
 	// members: 3 seats, the owner plus pending invitations
 	inv := "/api/organizations/" + org + "/invitations"

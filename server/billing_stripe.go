@@ -199,6 +199,9 @@ func (s *Server) handleStripeWebhook(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := s.billing.RefreshPastDue(c.Context()); err != nil {
+		return err
+	}
 	if change != nil {
 		s.audit(c.Context(), AuditEvent{Action: "billing.stripe_event", Outcome: "success", OrgID: orgID, TargetType: "organization",
 			TargetID: orgID, IP: c.ClientIP(), Detail: change})

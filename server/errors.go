@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -75,6 +76,14 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"detail": "Request body too large (limit " + strconv.FormatInt(mbe.Limit, 10) + " bytes)", "code": "body_too_large"})
+		return
+	}
+	if errors.Is(err, rag.ErrLoading) {
+		// After a restart the server listens before the knowledge index has
+		// loaded (rag.OpenInBackground); what needs it says so, briefly.
+		w.Header().Set("Retry-After", "2")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{
+			"detail": "The knowledge index is still loading after a restart; retry in a few seconds", "code": "index_loading"})
 		return
 	}
 	var se *store.Error

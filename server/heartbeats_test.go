@@ -120,6 +120,9 @@ func TestHeartbeatMissOpensOneIncidentAcrossRestart(t *testing.T) {
 		t.Fatalf("after two fail pings: %v", incs)
 	}
 
+	if strings.Contains(env.Logs.String(), secret) || strings.Contains(env2.Logs.String(), secret) {
+		t.Fatal("the ping secret is in the log")
+	}
 	// Badge: public, no secret.
 	badge := anon2.must(200, "GET", strings.TrimPrefix(chk["badge_url"].(string), ""), nil)
 	if !strings.Contains(string(badge.Body), "down") || badge.Header.Get("Content-Type") != "image/svg+xml; charset=utf-8" {
@@ -140,5 +143,38 @@ func TestHeartbeatPingRateLimited(t *testing.T) {
 	}
 	if last.Status != 429 || last.Header.Get("Retry-After") == "" {
 		t.Fatalf("got %d %s, want 429 with Retry-After", last.Status, last.Header)
+	}
+}
+
+// A deadline that passes while the server is stopped becomes one miss
+// after the restart, however often the sweep then runs.
+func TestHeartbeatMissedWhileStopped(t *testing.T) {
+	env := newEnv(t, openSignup)
+	human := env.register("owner@example.com")
+	project := env.newProject(human, "prod")
+	owner, _ := env.apiKey(t, human, map[string]any{"name": "ops", "scopes": []string{"*"}})
+	owner.Project = project
+	created := owner.must(201, "POST", "/api/heartbeats", map[string]any{"name": "hourly", "schedule": "0 * * * *", "grace_seconds": 600}).JSON()
+	env2 := env.Restart(openSignup)
+	env2.UseClock()
+	env2.Advance(3 * time.Hour)
+	owner.env = env2
+	for i := 0; i < 3; i++ {
+		if err := env2.Srv.RunHeartbeatSweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env3 := env2.Restart(openSignup)
+	env3.UseClock()
+	env3.Advance(6 * time.Hour)
+	owner.env = env3
+	if err := env3.Srv.RunHeartbeatSweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if incs := incidentsOf(t, owner); len(incs) != 1 {
+		t.Fatalf("want one incident, got %v", incs)
+	}
+	if got := owner.must(200, "GET", "/api/heartbeats/"+created["id"].(string), nil).JSON(); got["misses"] != float64(1) || got["status"] != "down" {
+		t.Fatalf("check: %v", got)
 	}
 }

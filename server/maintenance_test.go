@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
 
 // dispatchItems decodes an event's dispatch record.
@@ -109,4 +111,31 @@ func itemOf(items []map[string]any, kind string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// A run started inside an observe-mode window may read but not change:
+// its change-capable call is refused outright (no approval is opened).
+func TestMaintenanceWindowObserveRunCannotChange(t *testing.T) {
+	e := newE2E(t,
+		llmfake.ToolCall("run_command", `{"command":"`+echoHello+`","target":"server"}`),
+		llmfake.ToolCall("http_request", `{"method":"GET","url":"https://example.invalid/health"}`),
+		llmfake.Text("Observed only."),
+	)
+	f := newHook(t, e.env, e.c, map[string]any{"provider": "alertmanager"})
+	now := time.Now().UTC()
+	e.c.must(201, "POST", "/api/maintenance-windows", map[string]any{"name": "freeze", "mode": "observe",
+		"starts_at": now.Add(-time.Minute), "ends_at": now.Add(time.Hour)})
+	f.post(t, amAlert("g", "fp", "firing"), bearer(f.secret))
+	f.dispatch(t)
+	tk := e.waitTask(t, f.task, func(tk map[string]any) bool { return tk["last_status"] == "completed" || tk["last_status"] == "failed" })
+	raw := e.rawEvents(t, tk["last_session_id"].(string))
+	if !strings.Contains(raw, "observe mode") || strings.Contains(raw, "approval.required") || e.runs("hello.log") != 0 {
+		t.Fatalf("the observe-only run changed something or asked to:\n%s", raw)
+	}
+	if n := strings.Count(raw, `"blocked":true`); n != 1 {
+		t.Fatalf("want exactly the change refused (the read ran), got %d refusals:\n%s", n, raw)
+	}
+	if got := e.c.must(200, "GET", "/api/approvals?status=pending", nil).JSON(); got["total"] != float64(0) {
+		t.Fatalf("approvals: %v", got)
+	}
 }

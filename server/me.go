@@ -24,12 +24,12 @@ const (
 
 // handleMe is GET /api/auth/me.
 func (s *Server) handleMe(c *Ctx) error {
-	u, err := s.db.FindUserByID(c.Context(), c.ID.UserID)
+	u, mfa, err := s.db.FindUserWithMFA(c.Context(), c.ID.UserID)
 	if err != nil {
 		return err
 	}
 	u.CurrentOrgID = c.ID.OrgID
-	return c.JSON(200, s.userOut(c.Context(), u, c.ID.Role))
+	return c.JSON(200, userOutMFA(u, c.ID.Role, mfa))
 }
 
 // handleUpdateMe is PATCH /api/auth/me.

@@ -96,6 +96,11 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 	for _, q := range tools.QueryTools(deps, kinds) {
 		out = append(out, q)
 	}
+	if kinds["alertmanager"] { // silences: change-capable, so approval-gated by the policy
+		for _, t := range tools.AlertmanagerSilenceTools(deps) {
+			out = append(out, t)
+		}
+	}
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/postmortem"
 	"github.com/opsagent/opsagent/store"
 )
@@ -111,8 +112,16 @@ func (s *Server) draftPostmortemLater(inc *store.Incident) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), postmortemDraftTimeout)
+		// Shutdown ends a draft in progress (it is marked failed and can be
+		// redrafted); an alert storm's resolutions draft a few at a time.
+		ctx, cancel := context.WithTimeout(s.stopping, postmortemDraftTimeout)
 		defer cancel()
+		select {
+		case s.bx().drafting <- struct{}{}:
+			defer func() { <-s.bx().drafting }()
+		case <-ctx.Done():
+			return
+		}
 		if err := s.draftPostmortem(ctx, inc.OrgID, inc.ProjectID, inc.ID, false); err != nil && !store.IsNotFound(err) {
 			s.log.Error("postmortem draft", "incident_id", inc.ID, "err", err)
 		}
@@ -158,6 +167,14 @@ func (s *Server) writePostmortem(ctx context.Context, orgID, projectID, incident
 	}
 	body, model, note := "", "", ""
 	provider, model, err := s.runner.Provider(ctx, orgID)
+	if err == nil {
+		// A project or org over its spending cap gets the facts alone.
+		if b := s.budgetFor(ctx, runner.RunInfo{OrgID: orgID, ProjectID: projectID}); b != nil {
+			if berr := b.Allow(llm.Usage{}, 0); berr != nil {
+				provider, err = nil, berr
+			}
+		}
+	}
 	if err == nil {
 		req := llm.Request{Model: model, System: postmortem.System(template), MaxTokens: 4096, Messages: []llm.Message{{Role: llm.RoleUser,
 			Content: "Fact sheet:\n\n" + sheet.Text() + "\nDraft the postmortem now."}}}

@@ -56,6 +56,9 @@ type RulePreviewOut struct {
 
 // handlePreviewRules is POST /api/rules/preview.
 func (s *Server) handlePreviewRules(c *Ctx) error {
+	if ok, retry := s.bx().previews.Allow(c.OrgID()); !ok {
+		return &RateLimitError{RetryAfter: retry}
+	}
 	var req RulePreviewIn
 	if err := c.Bind(&req); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -72,11 +73,15 @@ func TestRulesWhatIfAndShadowRules(t *testing.T) {
 	preview := func(body map[string]any) map[string]any {
 		return c.must(200, "POST", "/api/rules/preview", body).JSON()
 	}
-	for deadline := time.Now().Add(10 * time.Second); preview(map[string]any{})["calls_replayed"] != float64(3); {
-		if time.Now().After(deadline) {
-			t.Fatalf("recorded calls: %v", preview(map[string]any{}))
+	org := orgOf(t, c)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		calls, _, err := e.env.DB.FindRecordedCalls(context.Background(), org, c.Project, time.Now().Add(-time.Hour), 10)
+		if err != nil || len(calls) == 3 {
+			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded calls: %d", len(calls))
+		}
 	}
 	p := preview(map[string]any{"days": 1, "add": []map[string]any{{"kind": "must_never", "description": "never restart",
 		"tool": "run_command", "match_type": "glob", "pattern": "*restart*"}}})

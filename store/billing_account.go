@@ -60,13 +60,28 @@ func (db *DB) FindBillingAccount(ctx context.Context, orgID string) (*BillingAcc
 
 // BillingAccountTx reads org's billing state inside a write transaction:
 // the quota gate's view, serialized with the create it guards.
+//
+// It is cached across transactions: write transactions run one at a time
+// on the one writer connection, the cache is filled only inside them, and
+// UpdateBillingAccount (the only writer of accounts) drops the org's entry
+// inside its own transaction, so no later transaction can read a stale one.
+// This spares the quota gate a query on every create.
 func BillingAccountTx(ctx context.Context, tx *Tx, orgID string) (*BillingAccount, error) {
 	if a, ok := tx.accounts[orgID]; ok {
 		return &a, nil
 	}
+	if tx.db != nil && !tx.updating {
+		if v, ok := tx.db.accounts.Load(orgID); ok {
+			a := v.(BillingAccount)
+			return &a, nil
+		}
+	}
 	a, err := scanBillingAccount(tx.queryRowFast(ctx, queryBillingAccount, orgID), orgID)
 	if err == nil {
 		tx.cacheAccount(a)
+		if tx.db != nil && !tx.updating {
+			tx.db.accounts.Store(orgID, *a)
+		}
 	}
 	return a, err
 }
@@ -112,6 +127,8 @@ func (db *DB) FindBillingAccounts(ctx context.Context) ([]*BillingAccount, error
 func (db *DB) UpdateBillingAccount(ctx context.Context, orgID string, fn func(tx *Tx, a *BillingAccount) error) (*BillingAccount, error) {
 	var out *BillingAccount
 	err := db.Write(ctx, func(tx *Tx) error {
+		tx.updating = true
+		db.accounts.Delete(orgID)
 		a, err := BillingAccountTx(ctx, tx, orgID)
 		if err != nil {
 			return err
@@ -167,4 +184,12 @@ func (db *DB) SetStripeReported(ctx context.Context, orgID, period, meter string
 			reported_at = excluded.reported_at`, orgID, period, meter, v, TS(tx.Now))
 		return err
 	})
+}
+
+// CountPastDue counts the orgs whose payment is past due: while it is 0,
+// no org can be read-only and writes skip the per-request account read.
+func (db *DB) CountPastDue(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM billing_accounts WHERE status = ?`, BillingPastDue).Scan(&n)
+	return n, err
 }

@@ -97,8 +97,11 @@ func (db *DB) SetQuotaGate(g QuotaGate) error {
 }
 
 // queryRowFast runs a query of the write transaction through the writer's
-// prepared statement when there is one.
+// prepared statement when there is one, detached from ctx's cancellation:
+// a point read by key takes microseconds, while a cancellable context costs
+// two watcher goroutines per query (see readRow).
 func (tx *Tx) queryRowFast(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if tx.db != nil {
 		if st, ok := tx.db.wstmts.Load(q); ok {
 			return tx.StmtContext(ctx, st.(*sql.Stmt)).QueryRowContext(ctx, args...)
@@ -108,6 +111,7 @@ func (tx *Tx) queryRowFast(ctx context.Context, q string, args ...any) *sql.Row 
 }
 
 func (tx *Tx) execFast(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if tx.db != nil {
 		if st, ok := tx.db.wstmts.Load(q); ok {
 			return tx.StmtContext(ctx, st.(*sql.Stmt)).ExecContext(ctx, args...)
@@ -126,7 +130,9 @@ const (
 	queryWebhookMonth = `SELECT count(*) FROM webhook_events WHERE org_id = ? AND received_at >= ? AND test = 0 AND replay_of IS NULL`
 )
 
-var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, bumpCounter, insertCounter, updateCounter}
+const queryChannels = `SELECT count(*) FROM channels WHERE org_id = ?`
+
+var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, queryChannels, bumpCounter, insertCounter, updateCounter}
 
 // CheckQuota asks the installed gate whether org may add n of kind; without
 // a gate (billing off) it allows everything at no cost.
@@ -167,6 +173,12 @@ func init() {
 			return n, err
 		})
 	}
+	// An org's chat channels are few (at most MaxChannelsPerProject a project).
+	RegisterQuotaCounter(QuotaChannels, func(ctx context.Context, q Querier, orgID string, _ time.Time) (int64, error) {
+		var n int64
+		err := row(ctx, q, queryChannels, orgID).Scan(&n)
+		return n, err
+	})
 	// Pending invitations hold a seat: accepting one never has to be refused.
 	RegisterQuotaCounter(QuotaMembers, func(ctx context.Context, q Querier, orgID string, now time.Time) (int64, error) {
 		var n int64

@@ -70,3 +70,51 @@ func TestBillingCountsFollowRows(t *testing.T) {
 	check(QuotaProjects, 1)
 	check(QuotaEnabledTasks, 2) // p2's two enabled tasks went with it
 }
+
+// BenchmarkCreateProjectQuotaGate: a project create without a gate (billing
+// off) and with the gate's reads (account and count) in its transaction.
+func BenchmarkCreateProjectQuotaGate(b *testing.B) {
+	for _, mode := range []string{"off", "noop", "gated"} {
+		name, gated := mode, mode != "off"
+		b.Run(name, func(b *testing.B) {
+			db, _ := openTemp(b)
+			ctx := context.Background()
+			var org string
+			if err := db.Write(ctx, func(tx *Tx) error {
+				u := &User{Email: "gate@example.com", Name: "g"}
+				if err := createUserTx(ctx, tx, u); err != nil {
+					return err
+				}
+				o := &Organization{Name: "gate"}
+				org = o.ID
+				err := createOrgTx(ctx, tx, o, u.ID)
+				org = o.ID
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			if gated {
+				if err := db.SetQuotaGate(func(ctx context.Context, tx *Tx, kind QuotaKind, orgID string, n int64) error {
+					if mode == "noop" {
+						return nil
+					}
+					if _, err := BillingAccountTx(ctx, tx, orgID); err != nil {
+						return err
+					}
+					_, _, err := QuotaUse(ctx, tx, kind, orgID, tx.Now)
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if err := db.CreateProject(ctx, &Project{OrgID: org, Name: "p" + NewID()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu_us/op")
+		})
+	}
+}

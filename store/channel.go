@@ -74,6 +74,9 @@ func (db *DB) CreateChannel(ctx context.Context, c *Channel, seal Sealer) error 
 		if n >= MaxChannelsPerProject {
 			return &Error{Code: EConflict, Message: "this project has the most channels allowed", Reason: "channel_limit"}
 		}
+		if err := tx.CheckQuota(ctx, QuotaChannels, c.OrgID, 1); err != nil {
+			return err
+		}
 		c.ID = NewID()
 		ct, kid, err := seal(c.ID)
 		if err != nil {

@@ -37,8 +37,13 @@ type DB struct {
 	wstmts sync.Map // string -> *sql.Stmt
 	// gate is the billing quota check creates run in their transaction (nil: billing off).
 	gate atomic.Pointer[QuotaGate]
+	// accounts caches billing accounts read inside write transactions (see
+	// BillingAccountTx); UpdateBillingAccount drops an org's entry in its own.
+	accounts sync.Map // org id -> BillingAccount
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
+	// nhot counts the statements writeHot prepared (bounded).
+	nhot atomic.Int64
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
@@ -182,6 +187,11 @@ type Tx struct {
 	// accounts caches billing accounts the gate read in this transaction
 	// (a group commit of webhook events asks once per org, not per event).
 	accounts map[string]BillingAccount
+	// hot: statements of this transaction run prepared (see txprepared.go).
+	hot *hotStmts
+	// updating: this transaction writes a billing account, so what it reads
+	// must not reach the shared cache (it may still roll back).
+	updating bool
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,

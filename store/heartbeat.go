@@ -114,9 +114,23 @@ func scanHeartbeat(row rowScanner) (*HeartbeatCheck, error) {
 	return &c, nil
 }
 
+// MaxHeartbeatsPerProject caps a project's checks; HeartbeatPingsKept is
+// how many of a check's latest pings are kept.
+const (
+	MaxHeartbeatsPerProject = 500
+	HeartbeatPingsKept      = 200
+)
+
 // CreateHeartbeat stores a new check; DueAt and DeadlineAt are set by the caller.
 func (db *DB) CreateHeartbeat(ctx context.Context, c *HeartbeatCheck) error {
 	return db.Write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM heartbeat_checks WHERE project_id = ?`, c.ProjectID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= MaxHeartbeatsPerProject {
+			return &Error{Code: EConflict, Message: "too many heartbeat checks in this project", Reason: "heartbeat_limit"}
+		}
 		if c.TaskID != "" {
 			if _, err := findTask(ctx, tx, c.OrgID, c.ProjectID, c.TaskID); err != nil {
 				return &Error{Code: EInvalid, Message: "task_id: no such task in this project", Reason: "task_not_found"}
@@ -286,6 +300,12 @@ func (db *DB) RecordHeartbeatPing(ctx context.Context, tokenHash, kind string, n
 		c.LastPingAt, c.LastPingKind, c.UpdatedAt = &now, kind, now
 		if _, err := tx.ExecContext(ctx, `INSERT INTO heartbeat_pings (id, check_id, at, kind, duration_ms, miss) VALUES (?,?,?,?,?,?)`,
 			NewID(), c.ID, TS(now), kind, dur, miss); err != nil {
+			return err
+		}
+		// Only the latest pings are kept: a job pinging every minute would
+		// otherwise add half a million rows a year.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM heartbeat_pings WHERE check_id = ? AND at < (SELECT at FROM heartbeat_pings
+			WHERE check_id = ? ORDER BY at DESC LIMIT 1 OFFSET ?)`, c.ID, c.ID, HeartbeatPingsKept-1); err != nil {
 			return err
 		}
 		if err := saveHeartbeatStateTx(ctx, tx, c); err != nil {

@@ -83,10 +83,35 @@ func (db *DB) FindMFAMethod(ctx context.Context, userID, id string) (*MFAMethod,
 // multi-row read.
 func (db *DB) HasMFA(ctx context.Context, userID string) (bool, error) {
 	var has bool
-	err := db.readRow(ctx, `SELECT EXISTS (SELECT 1 FROM mfa_methods m WHERE m.user_id = ? AND (m.kind != 'backup_code'
-		OR EXISTS (SELECT 1 FROM mfa_backup_codes b WHERE b.method_id = m.id AND b.used_at IS NULL)))`, userID).Scan(&has)
+	err := db.readRow(ctx, `SELECT `+hasMFAExpr, userID).Scan(&has)
 	return has, err
 }
+
+// hasMFAExpr is HasMFA's question as an expression of one user id parameter.
+const hasMFAExpr = `EXISTS (SELECT 1 FROM mfa_methods m WHERE m.user_id = ? AND (m.kind != 'backup_code'
+		OR EXISTS (SELECT 1 FROM mfa_backup_codes b WHERE b.method_id = m.id AND b.used_at IS NULL)))`
+
+// FindUserWithMFA is FindUserByID and HasMFA in one statement: /me asks
+// both on every call, and each separate read is a read transaction of its
+// own (locks taken and released with system calls).
+func (db *DB) FindUserWithMFA(ctx context.Context, id string) (*User, bool, error) {
+	var has bool
+	u, err := scanUser(withTrailing{db.readRow(ctx, `SELECT `+userCols+`, `+hasMFAExpr+` FROM users WHERE id = ? AND deleted_at IS NULL`,
+		id, id), &has})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, NotFound("user")
+	}
+	return u, has, err
+}
+
+// withTrailing hands a row's columns to a scanX helper and one extra
+// trailing column to extra.
+type withTrailing struct {
+	row   rowScanner
+	extra any
+}
+
+func (w withTrailing) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra)...) }
 
 // MFAKinds returns the kinds a user can sign in with, in a fixed order; a
 // backup-code set counts only while one of its codes is unused.

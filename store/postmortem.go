@@ -17,6 +17,10 @@ const (
 	PostmortemFailed    = "failed"
 )
 
+// StalePostmortemDraft is how long a draft may stay "drafting" before it
+// counts as abandoned (a process that stopped while writing it).
+const StalePostmortemDraft = 5 * time.Minute
+
 // Postmortem is the state of an incident's postmortem document.
 type Postmortem struct {
 	IncidentID  string
@@ -77,8 +81,9 @@ func (db *DB) StartPostmortem(ctx context.Context, orgID, projectID, incidentID,
 			return err
 		case err != nil:
 			return err
-		case p.Status == PostmortemDrafting:
-			return nil
+		case p.Status == PostmortemDrafting && tx.Now.Sub(p.UpdatedAt) < StalePostmortemDraft:
+			return nil // being written
+		case p.Status == PostmortemDrafting: // its writer stopped (a crash): start again
 		case p.Status == PostmortemPublished:
 			if redraft {
 				return &Error{Code: EConflict, Message: "the postmortem is published; edit its document instead", Reason: "postmortem_published"}

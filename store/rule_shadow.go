@@ -180,8 +180,8 @@ type RecordedCall struct {
 func (db *DB) FindRecordedCalls(ctx context.Context, orgID, projectID string, since time.Time, limit int) ([]RecordedCall, bool, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT e.session_id, e.seq, e.created_at, e.data FROM session_events e
 		JOIN agent_sessions s ON s.id = e.session_id
-		WHERE s.org_id = ? AND s.project_id = ? AND e.type = 'tool.call' AND e.created_at >= ?
-		ORDER BY e.created_at, e.session_id, e.seq LIMIT ?`, orgID, projectID, TS(since), limit+1)
+		WHERE s.org_id = ? AND s.project_id = ? AND s.last_activity >= ? AND e.type = 'tool.call' AND e.created_at >= ?
+		ORDER BY e.created_at, e.session_id, e.seq LIMIT ?`, orgID, projectID, TS(since), TS(since), limit+1)
 	if err != nil {
 		return nil, false, err
 	}

@@ -109,10 +109,14 @@ func recordFireTx(ctx context.Context, tx *Tx, f Fire) (FireResult, error) {
 	return res, nil
 }
 
+// queryTaskActiveRun names the statuses literally: only then can SQLite use
+// the partial index agent_sessions_task_active (0047), whose WHERE must be
+// implied by the query's.
+const queryTaskActiveRun = `SELECT 1 FROM agent_sessions WHERE task_id = ? AND status IN ('pending', 'running') LIMIT 1`
+
 func taskHasActiveRun(ctx context.Context, q Querier, taskID string) (bool, error) {
 	var one int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM agent_sessions WHERE task_id = ? AND status IN (?, ?) LIMIT 1`,
-		taskID, SessionPending, SessionRunning).Scan(&one)
+	err := q.QueryRowContext(ctx, queryTaskActiveRun, taskID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -150,7 +150,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 	if err != nil {
 		return nil, err
 	}
-	err = db.Write(ctx, func(tx *Tx) error {
+	err = db.writeHot(ctx, func(tx *Tx) error {
 		st := newTxStmts(tx)
 		st.pre = pre
 		hooks := map[string]ingestHook{}

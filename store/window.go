@@ -82,9 +82,19 @@ func windowArgs(w *MaintenanceWindow) []any {
 		string(sources), string(labels), w.Mode, w.Enabled}
 }
 
+// MaxWindowsPerProject caps a project's windows: every alert is checked against them.
+const MaxWindowsPerProject = 100
+
 // CreateWindow stores a new window.
 func (db *DB) CreateWindow(ctx context.Context, w *MaintenanceWindow) error {
 	return db.Write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM maintenance_windows WHERE project_id = ?`, w.ProjectID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= MaxWindowsPerProject {
+			return &Error{Code: EConflict, Message: "too many maintenance windows in this project: delete old ones", Reason: "window_limit"}
+		}
 		w.ID, w.CreatedAt, w.UpdatedAt = NewID(), tx.Now, tx.Now
 		args := append([]any{w.ID, w.OrgID, w.ProjectID}, windowArgs(w)...)
 		args = append(args, nullStr(w.CreatedBy), TS(w.CreatedAt), TS(w.UpdatedAt))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/internal/testkit"
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/store"
 )
@@ -37,6 +38,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Config adjusts the configuration before the server is built.
 	Config []func(*server.Config)
+	// RAG is the knowledge store (Deps.RAG); nil: the server opens its own.
+	RAG *rag.Store
 }
 
 // Config is the configuration tests start from: loopback, 1 MiB bodies,
@@ -69,7 +72,7 @@ func Start(tb testing.TB, dir string, o Options) *Server {
 		s.Logs = &testkit.SyncBuffer{}
 		logger = slog.New(slog.NewTextHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	if s.Srv, err = server.New(cfg, server.Deps{DB: db, Logger: logger}); err != nil {
+	if s.Srv, err = server.New(cfg, server.Deps{DB: db, Logger: logger, RAG: o.RAG}); err != nil {
 		cancel()
 		db.Close()
 		tb.Fatalf("new server: %v", err)

@@ -29,15 +29,18 @@ const (
 // burst of logins cannot take all memory and CPU: excess callers wait their turn.
 type Hasher struct {
 	slots chan struct{}
+	mem   memReturn
 	// dummy is a real hash of a random password, checked when the account does
 	// not exist so that unknown addresses cost the same time as wrong passwords.
 	dummy string
 }
 
-// NewHasher returns a hasher allowing n hashes at once (0: one per CPU).
+// NewHasher returns a hasher allowing n hashes at once (0: GOMAXPROCS, the
+// CPUs this process may use: more at once would only queue for a CPU while
+// holding 19 MiB each).
 func NewHasher(n int) *Hasher {
 	if n <= 0 {
-		n = runtime.NumCPU()
+		n = runtime.GOMAXPROCS(0)
 	}
 	h := &Hasher{slots: make(chan struct{}, n)}
 	h.dummy, _ = h.Hash(context.Background(), RandomToken(16))
@@ -47,13 +50,19 @@ func NewHasher(n int) *Hasher {
 func (h *Hasher) acquire(ctx context.Context) error {
 	select {
 	case h.slots <- struct{}{}:
+		h.mem.hashStarted()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (h *Hasher) release() { <-h.slots }
+func (h *Hasher) release() {
+	<-h.slots
+	if len(h.slots) == 0 {
+		h.mem.hashEnded() // the burst may be over: return its memory soon
+	}
+}
 
 // Hash returns the PHC string of password.
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {

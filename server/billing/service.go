@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/store"
@@ -27,7 +28,23 @@ type Service struct {
 	KnowledgeUse func(orgID string) (total int64, byProject map[string]int64)
 
 	knowledgeLocks sync.Map // org id -> *sync.Mutex
+	// pastDue counts past-due orgs (RefreshPastDue); 0 lets every write
+	// skip the read-only check's account read.
+	pastDue atomic.Int64
 }
+
+// RefreshPastDue recounts the past-due orgs; call it at start and after
+// anything that changes an account's status (Stripe events).
+func (s *Service) RefreshPastDue(ctx context.Context) error {
+	n, err := s.DB.CountPastDue(ctx)
+	if err == nil {
+		s.pastDue.Store(n)
+	}
+	return err
+}
+
+// MaybeReadOnly is false when no org is past due, so none can be read-only.
+func (s *Service) MaybeReadOnly() bool { return s.On() && s.pastDue.Load() > 0 }
 
 // On reports whether plans and quotas apply (showback or stripe).
 func (s *Service) On() bool { return s != nil && s.Mode != ModeOff }

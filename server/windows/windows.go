@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/robfig/cron/v3"
 
 	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/webhook"
@@ -81,7 +85,7 @@ func Active(w *store.MaintenanceWindow, t time.Time) (bool, time.Time) {
 	if w.StartsAt != nil && w.EndsAt != nil {
 		return !t.Before(*w.StartsAt) && t.Before(*w.EndsAt), *w.EndsAt
 	}
-	s, err := scheduler.ParseSchedule(w.Schedule, w.Timezone)
+	s, err := schedule(w)
 	if err != nil {
 		return false, time.Time{}
 	}
@@ -100,7 +104,7 @@ func Next(w *store.MaintenanceWindow, t time.Time) time.Time {
 		}
 		return time.Time{}
 	}
-	s, err := scheduler.ParseSchedule(w.Schedule, w.Timezone)
+	s, err := schedule(w)
 	if err != nil {
 		return time.Time{}
 	}
@@ -150,4 +154,29 @@ func Find(ws []store.MaintenanceWindow, t time.Time, provider string, alerts []w
 		}
 	}
 	return nil
+}
+
+// schedules caches parsed cron expressions: the dispatcher asks Active for
+// every event of a project with recurring windows.
+// It stops growing at maxCached expressions (later ones are parsed each time).
+var (
+	schedules sync.Map // timezone + "\x00" + expr -> cron.Schedule
+	cached    atomic.Int64
+)
+
+const maxCached = 4096
+
+func schedule(w *store.MaintenanceWindow) (cron.Schedule, error) {
+	key := w.Timezone + "\x00" + w.Schedule
+	if s, ok := schedules.Load(key); ok {
+		return s.(cron.Schedule), nil
+	}
+	s, err := scheduler.ParseSchedule(w.Schedule, w.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	if cached.Add(1) <= maxCached {
+		schedules.Store(key, s)
+	}
+	return s, nil
 }

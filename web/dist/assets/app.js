@@ -22,6 +22,10 @@ import * as account from './account.js';
 import * as knowledge from './knowledge.js';
 import * as channels from './channels.js';
 import * as billing from './billing.js';
+import * as heartbeats from './heartbeats.js';
+import * as maintenance from './maintenance.js';
+import * as postmortems from './postmortems.js';
+import * as rulesWhatIf from './rules_whatif.js';
 import { unmount } from './ui.js';
 
 const PROJECT_PREF = 'console.project';
@@ -44,6 +48,10 @@ const routes = [
   { re: new RegExp('^/webhooks/' + ID + '$'), view: webhook, project: true, nav: '/webhooks' },
   { re: /^\/knowledge$/, view: knowledge, project: true, nav: '/knowledge' },
   { re: /^\/channels$/, view: channels, project: true, nav: '/channels' },
+  { re: /^\/heartbeats$/, view: heartbeats, project: true, nav: '/heartbeats' },
+  { re: /^\/maintenance$/, view: maintenance, project: true, nav: '/maintenance' },
+  { re: /^\/postmortems$/, view: postmortems, project: true, nav: '/postmortems' },
+  { re: /^\/rules-what-if$/, view: rulesWhatIf, project: true, nav: '/rules-what-if' },
   { re: /^\/settings(?:\/project)?$/, view: projectSettings, project: true, nav: '/settings' },
   { re: /^\/organization$/, view: orgSettings, project: false, nav: '/organization' },
   { re: /^\/audit$/, view: audit, project: false, nav: '/audit' },

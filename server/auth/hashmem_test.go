@@ -1,0 +1,40 @@
+package auth
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A burst of concurrent hashes returns its memory once, after the last
+// hash of the burst, not after each.
+func TestHashBurstReturnsMemoryOnce(t *testing.T) {
+	h := NewHasher(2)
+	time.Sleep(returnAfter + 200*time.Millisecond) // the dummy hash's own return
+	var frees atomic.Int32
+	h.mem.mu.Lock()
+	h.mem.timer.Stop()
+	h.mem.timer = nil
+	h.mem.free = func() { frees.Add(1) }
+	h.mem.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := h.Hash(context.Background(), "correct horse battery staple"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := frees.Load(); n != 0 {
+		t.Fatalf("memory returned %d times during the burst", n)
+	}
+	time.Sleep(returnAfter + 500*time.Millisecond)
+	if n := frees.Load(); n != 1 {
+		t.Fatalf("memory returned %d times after the burst, want 1", n)
+	}
+}

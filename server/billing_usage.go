@@ -109,7 +109,7 @@ func usageOut(h *store.UsagePeriod, rows []store.MeterRow) UsageOut {
 }
 
 // meterQuery meters the period a UsageQuery names (the current month when
-// none) for the caller's org; force recomputes a closed one too.
+// none) for the caller's org; force recomputes an ended month too.
 func (s *Server) meterQuery(c *Ctx, force bool) (string, *store.UsagePeriod, []store.MeterRow, error) {
 	var q UsageQuery
 	if err := c.BindQuery(&q); err != nil {

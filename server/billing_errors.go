@@ -13,7 +13,7 @@ import (
 // Retry-After for monthly (rate-like) quotas.
 type QuotaErrorOut struct {
 	Detail  string  `json:"detail"`
-	Code    string  `json:"code" doc:"quota_exceeded or billing_read_only"`
+	Code    string  `json:"code" doc:"quota_exceeded, feature_not_in_plan or billing_read_only"`
 	Quota   string  `json:"quota,omitempty"`
 	Plan    string  `json:"plan,omitempty"`
 	Limit   float64 `json:"limit"`
@@ -24,8 +24,11 @@ type QuotaErrorOut struct {
 func writeQuotaError(w http.ResponseWriter, qe *store.QuotaError) {
 	out := QuotaErrorOut{Detail: qe.Error(), Code: "quota_exceeded", Quota: string(qe.Quota), Plan: qe.Plan,
 		Limit: qe.Limit, Current: qe.Current}
-	if qe.ReadOnly {
+	if qe.ReadOnly || qe.Feature != "" {
 		out.Code = "billing_read_only"
+		if qe.Feature != "" {
+			out.Code = "feature_not_in_plan"
+		}
 		writeJSON(w, http.StatusPaymentRequired, out)
 		return
 	}

@@ -17,13 +17,14 @@ import (
 // tinyPlans is an operator plan file with small limits so every quota can
 // be driven to its edge through the API.
 const tinyPlans = `[
- {"id": "tiny", "name": "Tiny", "selectable": true, "features": ["webhooks"],
+ {"id": "tiny", "name": "Tiny", "selectable": true, "features": ["webhooks", "connectors", "channels", "knowledge"],
   "limits": {"members": 3, "projects": 2, "enabled_tasks": 2, "connectors": 1, "channels": 1, "knowledge_bytes": 100,
              "webhook_events_per_month": 3, "agent_runs_per_month": 2}},
  {"id": "race", "name": "Race", "selectable": true,
   "limits": {"projects": 5, "webhook_events_per_month": 4, "enabled_tasks": 6}},
  {"id": "roomy", "name": "Roomy", "selectable": true, "limits": {"projects": 50}},
  {"id": "internal", "name": "Internal", "selectable": false, "limits": {}},
+ {"id": "bare", "name": "Bare", "selectable": true, "features": ["webhooks"], "limits": {}},
  {"id": "pro", "name": "Pro", "selectable": true, "monthly_price_usd": 20, "stripe_price_id": "price_pro",
   "limits": {"projects": 50},
   "stripe_meters": {"agent_runs": {"event_name": "opsagent_agent_runs", "price_id": "price_runs"}}},
@@ -131,6 +132,24 @@ func TestBillingQuotaEachLimitAtAndOver(t *testing.T) {
 	if b["plan"].(map[string]any)["id"] != "tiny" {
 		t.Fatalf("plan: %v", b["plan"])
 	}
+}
+
+// A plan without a feature refuses what needs it, whatever its limits.
+func TestBillingFeaturesPerPlan(t *testing.T) {
+	env := billingEnv(t, "showback", "bare")
+	c := env.register("bare@example.com")
+	c.Project = c.must(201, "POST", "/api/projects", map[string]any{"name": "one"}).JSON()["id"].(string)
+	for path, body := range map[string]map[string]any{
+		"/api/connectors":          {"name": "edge-1"},
+		"/api/knowledge/documents": {"collection": "runbooks", "name": "a.md", "content": "x"},
+		"/api/channels":            {"platform": "slack", "name": "ops", "credentials": map[string]any{"bot_token": "xoxb-t", "signing_secret": slackSecret}},
+	} {
+		r := c.do("POST", path, body)
+		if r.Status != 402 || r.JSON()["code"] != "feature_not_in_plan" || !strings.Contains(r.JSON()["detail"].(string), "plan bare does not include") {
+			t.Fatalf("POST %s on a plan without the feature: got %d %s, want 402 feature_not_in_plan", path, r.Status, r.Body)
+		}
+	}
+	c.must(201, "POST", "/api/tasks", map[string]any{"name": "a", "prompt": "x", "enabled": true})
 }
 
 func TestBillingWebhookEventsMonthlyQuota(t *testing.T) {

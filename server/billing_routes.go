@@ -75,6 +75,11 @@ func (s *Server) handlePutPlan(c *Ctx) error {
 	var from string
 	_, err := s.db.UpdateBillingAccount(c.Context(), c.OrgID(), func(tx *store.Tx, a *store.BillingAccount) error {
 		from = s.billing.PlanOf(a).ID
+		if s.billing.Stripe != nil && a.StripeSubscriptionID != "" {
+			// Switching here would leave the Stripe subscription charging.
+			return &store.Error{Code: store.EConflict, Reason: "subscription_active",
+				Message: "the organization has a Stripe subscription: change or cancel it in the customer portal (POST /api/billing/portal)"}
+		}
 		if v := s.violations(c.Context(), tx, c.OrgID(), plan); len(v) > 0 {
 			return downgradeBlocked(plan, v)
 		}

@@ -53,6 +53,9 @@ func TestBillingStripeFlow(t *testing.T) {
 	if got := plan()["plan"].(map[string]any)["id"]; got != "pro" {
 		t.Fatalf("plan after checkout: got %v, want pro", got)
 	}
+	if r := c.do("PUT", "/api/billing/plan", map[string]any{"plan_id": "roomy"}); r.Status != 409 || r.JSON()["code"] != "subscription_active" {
+		t.Fatalf("switching plans around an active subscription: got %d %s, want 409 subscription_active", r.Status, r.Body)
+	}
 
 	// Forged, stale and future-dated events change nothing (401).
 	cancel := stripeEventBody("evt_del", "customer.subscription.deleted", subscription("sub_1", cust, "price_pro", "canceled"))

@@ -54,6 +54,8 @@ type QuotaError struct {
 	Current float64
 	// ReadOnly: the org is past its payment grace period; nothing new is created.
 	ReadOnly bool
+	// Feature: the plan does not include the feature this create needs.
+	Feature string
 	// RetryAfter is the time until the quota resets (monthly quotas only).
 	RetryAfter time.Duration
 }
@@ -61,6 +63,9 @@ type QuotaError struct {
 func (e *QuotaError) Error() string {
 	if e.ReadOnly {
 		return "the organization is read-only: its payment is past due beyond the grace period; update the payment method in the billing page"
+	}
+	if e.Feature != "" {
+		return fmt.Sprintf("plan %s does not include %s (quota %s: limit 0)", e.Plan, e.Feature, e.Quota)
 	}
 	return fmt.Sprintf("quota %s exceeded: limit %s, current use %s (plan %s)", e.Quota, fmtQty(e.Limit), fmtQty(e.Current), e.Plan)
 }

@@ -37,7 +37,10 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("billing must be off, showback or stripe, not %q", s)
 }
 
-// Features a plan can grant; the console shows them and hides what a plan lacks.
+// Features a plan can grant. connectors, channels and knowledge are
+// enforced (a plan without one refuses those creates with 402
+// feature_not_in_plan); the others are shown to the org and left to the
+// operator's own use.
 var Features = []string{"webhooks", "connectors", "channels", "knowledge", "mcp", "audit_export", "priority_support"}
 
 // Plan is one offer: limits (absent: unlimited), features, and what the
@@ -96,7 +99,7 @@ func Builtin() []*Plan {
 	return []*Plan{
 		{ID: "unlimited", Name: "Unlimited", Description: "No limits (self-hosted default)", Limits: lim(), Features: all, Builtin: true},
 		{ID: "free", Name: "Free", Description: "For trying opsagent with a small team", Selectable: true, Builtin: true,
-			Features: []string{"webhooks", "knowledge"},
+			Features: []string{"webhooks", "knowledge", "connectors", "channels"},
 			Limits: lim(store.QuotaMembers, 3, store.QuotaProjects, 2, store.QuotaEnabledTasks, 5, store.QuotaConnectors, 1,
 				store.QuotaChannels, 1, store.QuotaKnowledgeBytes, 50*mib, store.QuotaWebhookEvents, 1000,
 				store.QuotaAgentRuns, 200, store.QuotaAgentTokens, 2_000_000, store.QuotaLLMCost, 10)},
@@ -164,7 +167,8 @@ func validatePlan(p *Plan) error {
 		}
 	}
 	if p.Features == nil {
-		p.Features = []string{}
+		// A plan that says nothing of features has them all; a list restricts.
+		p.Features = append([]string(nil), Features...)
 	}
 	sort.Strings(p.Features)
 	for m, sm := range p.StripeMeters {

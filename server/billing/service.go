@@ -78,6 +78,10 @@ func (s *Service) GraceEnds(a *store.BillingAccount) *time.Time {
 	return &t
 }
 
+// featureOf is the plan feature a counted create needs: a plan without it
+// refuses the create (402 feature_not_in_plan) whatever its limits.
+var featureOf = map[store.QuotaKind]string{store.QuotaConnectors: "connectors", store.QuotaChannels: "channels"}
+
 // nextMonth is the first instant of the month after now's.
 func nextMonth(now time.Time) time.Time {
 	now = now.UTC()
@@ -98,6 +102,9 @@ func (s *Service) Gate(ctx context.Context, tx *store.Tx, kind store.QuotaKind, 
 	plan := s.PlanOf(a)
 	if s.ReadOnly(a, tx.Now) {
 		return &store.QuotaError{Quota: kind, Plan: plan.ID, ReadOnly: true}
+	}
+	if f := featureOf[kind]; f != "" && !plan.HasFeature(f) {
+		return &store.QuotaError{Quota: kind, Plan: plan.ID, Feature: f}
 	}
 	limit, limited := plan.Limit(kind)
 	if kind == store.QuotaWebhookEvents {
@@ -143,6 +150,9 @@ func (s *Service) CheckKnowledge(ctx context.Context, orgID string, add, replace
 	plan := s.PlanOf(a)
 	if s.ReadOnly(a, s.Now()) {
 		return &store.QuotaError{Quota: store.QuotaKnowledgeBytes, Plan: plan.ID, ReadOnly: true}
+	}
+	if !plan.HasFeature("knowledge") {
+		return &store.QuotaError{Quota: store.QuotaKnowledgeBytes, Plan: plan.ID, Feature: "knowledge"}
 	}
 	limit, ok := plan.Limit(store.QuotaKnowledgeBytes)
 	if !ok {

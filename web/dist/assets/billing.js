@@ -43,7 +43,8 @@ function Plans({ b, reload }) {
     <${Loaded} r=${r}>${(d) => html`<div class="table-wrap"><table id="billing-plans"><thead><tr><th scope="col">Plan</th><th scope="col">Price</th><th scope="col">Limits</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
       <tbody>${d.items.filter((p) => p.selectable || p.id === b.plan.id).map((p) => html`<tr data-plan=${p.id}><td><strong>${p.name}</strong><br /><span class="muted">${p.description}</span></td>
         <td>${p.monthly_price_usd ? money(p.monthly_price_usd) + ' / month' : 'free'}</td>
-        <td class="muted">${Object.keys(p.limits).length === 0 ? 'no limits' : Object.entries(p.limits).map(([k, v]) => (quotaNames[k] || k) + ': ' + amount(k, v)).join(', ')}</td>
+        <td class="muted">${Object.keys(p.limits).length === 0 ? 'no limits' : Object.entries(p.limits).map(([k, v]) => (quotaNames[k] || k) + ': ' + amount(k, v)).join(', ')}
+          <br />Features: ${p.features.length ? p.features.join(', ') : 'none'}</td>
         <td>${p.id === b.plan.id ? html`<${Badge} s="current" />` : b.mode === 'off' ? null
           : html`<${Button} class="secondary" id=${'plan-' + p.id} onClick=${() => choose(p)}>${p.checkout ? 'Upgrade' : 'Switch'}<span class="visually-hidden"> to ${p.name}</span></${Button}>`}</td></tr>`)}</tbody></table></div>`}</${Loaded}></section>`;
 }

@@ -281,3 +281,29 @@ func TestBillingPlanChanges(t *testing.T) {
 		t.Fatalf("plan change not audited: %s", ev.Body)
 	}
 }
+
+// Every quota-guarded route documents its 402 in OpenAPI, naming the quota.
+func TestBillingOpenAPIDocumentsQuotaRefusals(t *testing.T) {
+	env := newEnv(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Description string `json:"description"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	env.newClient().must(200, "GET", "/api/openapi.json", nil).decode(t, &doc)
+	for route, quota := range map[string]string{"post /api/projects": "projects", "post /api/tasks": "enabled_tasks",
+		"patch /api/tasks/{task_id}": "enabled_tasks", "post /api/connectors": "connectors", "post /api/channels": "channels",
+		"post /api/organizations/{org_id}/invitations": "members", "post /api/knowledge/documents": "knowledge_bytes",
+		"put /api/knowledge/documents/by-name": "knowledge_bytes", "post /api/webhooks/{task_id}": "webhook_events_per_month"} {
+		method, path, _ := strings.Cut(route, " ")
+		r, ok := doc.Paths[path][method].Responses["402"]
+		if !ok || !strings.Contains(r.Description, "quota "+quota) {
+			t.Errorf("%s: 402 %q does not name quota %s", route, r.Description, quota)
+		}
+	}
+	if _, ok := doc.Paths["/api/billing/portal"]["post"].Responses["402"]; ok {
+		t.Error("the billing routes stay open to a read-only org; no 402 documented there")
+	}
+}

@@ -254,7 +254,7 @@ func (s *Server) handleGetStatement(c *Ctx) error {
 // meterAll is the billing-metering job: every org's current month, and the
 // month before until it is closed (retention must not erase it first).
 func (s *Server) meterAll(ctx context.Context) error {
-	orgs, err := s.db.BillingOrgIDs(ctx)
+	orgs, err := s.db.OrgIDs(ctx)
 	if err != nil {
 		return err
 	}

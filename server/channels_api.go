@@ -166,7 +166,7 @@ func setupSteps(platform, url string) []string {
 			"Event Subscriptions: enable, set the Request URL to " + url + " and subscribe to the bot events app_mention and message.im.",
 			"Interactivity & Shortcuts: enable and set the Request URL to " + url + " (approval buttons and the comment modal).",
 			"Install the app to the workspace; store its Bot User OAuth Token (xoxb-) and Signing Secret in this channel's credentials.",
-			"Press Test: it checks the token and records the bot's user id. Each person sends 'link CODE' to the bot with a code from their profile.",
+			"Press Test: it checks the token and records the bot's user id. Each person sends 'link CODE' to the bot, with a code from Link my account on this project's Channels page.",
 		}
 	case store.PlatformTelegram:
 		return []string{

@@ -57,11 +57,14 @@ func (s *Server) channelDecision(c *Ctx, rt *channelRT, in channels.Inbound) err
 		return s.refuseInChat(c, rt, in, err, "Your opsagent role in this project does not allow deciding approvals.")
 	}
 	if in.Kind == channels.KindCommentUI {
+		if in.CallbackID != "" {
+			s.answerCallback(rt, in.CallbackID, true)
+		}
 		if oc, ok := rt.client.(interface {
-			OpenComment(ctx context.Context, triggerID, approvalID, conversation, cardTS string) error
+			OpenComment(ctx context.Context, in channels.Inbound) error
 		}); ok {
 			s.channelBackground(time.Minute, func(ctx context.Context) {
-				if err := oc.OpenComment(ctx, in.TriggerID, in.ApprovalID, in.Conversation, in.MessageRef); err != nil {
+				if err := oc.OpenComment(ctx, in); err != nil {
 					s.log.Warn("channels: comment dialog not opened", "channel_id", ch.ID, "err", err)
 				}
 			})
@@ -69,7 +72,7 @@ func (s *Server) channelDecision(c *Ctx, rt *channelRT, in channels.Inbound) err
 		return nil
 	}
 	if err := s.db.ClaimChannelDelivery(c.Context(), ch.ID, in.DeliveryKey); err != nil {
-		return ignoreDuplicate(err)
+		return err
 	}
 	decision := store.ApprovalApproved
 	if in.Decision == channels.Deny {
@@ -139,6 +142,7 @@ func (s *Server) approvalDecidedInChat(a *store.Approval) {
 	if s.chans == nil {
 		return
 	}
+	s.ruleApprovedToChat(context.Background(), a)
 	s.channelBackground(2*time.Minute, func(ctx context.Context) {
 		card := s.approvalCard(ctx, a)
 		msgs, err := s.db.FindChannelApprovalMessages(ctx, a.OrgID, a.ID)
@@ -185,5 +189,20 @@ func (s *Server) updateCard(ctx context.Context, rt *channelRT, m store.ChannelA
 	}
 	if err != nil {
 		s.log.Warn("channels: approval card not updated", "channel_id", rt.ch.ID, "approval_id", card.ID, "err", err)
+	}
+}
+
+// expiredInChat redraws the chat cards of approvals (other than tool calls)
+// the expiry pass begun at since expired.
+func (s *Server) expiredInChat(ctx context.Context, since time.Time) {
+	if s.chans == nil {
+		return
+	}
+	as, err := s.db.FindCardApprovalsExpiredSince(ctx, since)
+	if err != nil {
+		s.log.Warn("channels: expired approvals' cards not read", "err", err)
+	}
+	for i := range as {
+		s.approvalDecidedInChat(&as[i])
 	}
 }

@@ -50,6 +50,7 @@ func (s *Server) inboundChannel(c *Ctx, platform string) (*channelRT, []byte, er
 // rejectInbound answers a request that failed the platform's verification:
 // nothing is stored or run; the log says why (never the secret).
 func (s *Server) rejectInbound(c *Ctx, rt *channelRT, why string) error {
+	s.chans.count(rt.ch.Platform, "refused")
 	s.log.Warn("channels: inbound request refused", "channel_id", rt.ch.ID, "platform", rt.ch.Platform, "reason", why, "ip", c.ClientIP())
 	return unauthorized("the request is not signed by the platform with this channel's secret")
 }
@@ -84,18 +85,29 @@ var linkCommand = regexp.MustCompile(`(?i)^/?link(@\S+)?\s+(OPS-[A-Z0-9]+)\s*$`)
 
 // channelDispatch acts on one verified inbound event. Platform failures
 // after this point are logged, never answered with an error: the platform
-// would only retry, and the delivery is already recorded.
+// would only retry, and the delivery is already recorded. A delivery
+// processed before is answered as handled, so the platform stops retrying.
 func (s *Server) channelDispatch(c *Ctx, rt *channelRT, in channels.Inbound) error {
-	if in.Kind == channels.KindIgnore {
-		return nil
-	}
-	if !rt.allowsChat(in.Conversation) {
+	if in.Kind != channels.KindIgnore && !rt.allowsChat(in.Conversation) {
 		if err := s.db.CountIgnoredMessage(c.Context(), rt.ch.ID); err != nil {
 			return err
 		}
+		s.chans.count(rt.ch.Platform, "not_allowed")
 		s.log.Info("channels: message from a chat not allowed ignored", "channel_id", rt.ch.ID, "conversation", in.Conversation)
 		return nil
 	}
+	err := s.dispatchInbound(c, rt, in)
+	switch {
+	case errors.Is(err, store.ErrDuplicateDelivery):
+		s.chans.count(rt.ch.Platform, "duplicate")
+		return nil
+	case err == nil:
+		s.chans.count(rt.ch.Platform, in.Kind)
+	}
+	return err
+}
+
+func (s *Server) dispatchInbound(c *Ctx, rt *channelRT, in channels.Inbound) error {
 	switch in.Kind {
 	case channels.KindDecision, channels.KindCommentUI:
 		return s.channelDecision(c, rt, in)
@@ -111,7 +123,7 @@ func (s *Server) channelDispatch(c *Ctx, rt *channelRT, in channels.Inbound) err
 // channelLink redeems a link code sent to the bot.
 func (s *Server) channelLink(c *Ctx, rt *channelRT, in channels.Inbound, code string) error {
 	if err := s.db.ClaimChannelDelivery(c.Context(), rt.ch.ID, in.DeliveryKey); err != nil {
-		return ignoreDuplicate(err)
+		return err
 	}
 	l, err := s.db.RedeemChannelLinkCode(c.Context(), rt.ch.ID, linkCodeHash(code), in.User, in.UserName)
 	if store.IsNotFound(err) {
@@ -132,13 +144,6 @@ func (s *Server) channelLink(c *Ctx, rt *channelRT, in channels.Inbound, code st
 		s.say(ctx, rt, in, "Linked: you act here as your opsagent account, with its role in this project.")
 	})
 	return nil
-}
-
-func ignoreDuplicate(err error) error {
-	if errors.Is(err, store.ErrDuplicateDelivery) {
-		return nil
-	}
-	return err
 }
 
 // channelMessage starts or continues the thread's session with the text.
@@ -163,7 +168,7 @@ func (s *Server) channelMessage(c *Ctx, rt *channelRT, in channels.Inbound) erro
 		userID, limitKey = link.UserID, "user:"+link.UserID
 	} else if !rt.cfg.AllowUnlinked {
 		if err := s.db.ClaimChannelDelivery(c.Context(), ch.ID, in.DeliveryKey); err != nil {
-			return ignoreDuplicate(err)
+			return err
 		}
 		s.channelBackground(time.Minute, func(ctx context.Context) {
 			s.notice(ctx, rt, in, "Link your opsagent account first: issue a link code on the project's Channels page and send 'link CODE' here.")
@@ -180,7 +185,7 @@ func (s *Server) channelMessage(c *Ctx, rt *channelRT, in channels.Inbound) erro
 			Source: ch.Platform, TriggerSource: store.TriggerManual, CreatedBy: userID}}
 	thread, fresh, err := s.db.OpenChannelTurn(c.Context(), msg)
 	if err != nil {
-		return ignoreDuplicate(err)
+		return err
 	}
 	info := runner.RunInfo{OrgID: ch.OrgID, ProjectID: ch.ProjectID, SessionID: thread.SessionID, UserID: userID,
 		Source: ch.Platform, TriggerSource: store.TriggerManual}
@@ -217,7 +222,7 @@ func (s *Server) refuseInChat(c *Ctx, rt *channelRT, in channels.Inbound, err er
 		return err
 	}
 	if e := s.db.ClaimChannelDelivery(c.Context(), rt.ch.ID, in.DeliveryKey); e != nil {
-		return ignoreDuplicate(e)
+		return e
 	}
 	s.channelBackground(time.Minute, func(ctx context.Context) { s.notice(ctx, rt, in, text) })
 	return nil

@@ -73,7 +73,9 @@ func (s *Server) relay(ctx context.Context, rt *channelRT, t *store.ChannelThrea
 			break
 		}
 		if len(evs) > 0 {
-			if r.dirty() && time.Since(r.last) >= s.chans.interval {
+			// Only an edited message grows; a platform that cannot edit
+			// gets the text when the turn ends or stops for an approval.
+			if r.canEdit && r.dirty() && time.Since(r.last) >= s.chans.interval {
 				r.flush(ctx)
 			}
 			continue

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/opsagent/opsagent/server/channels"
 	slackch "github.com/opsagent/opsagent/server/channels/slack"
 	"github.com/opsagent/opsagent/server/channels/telegram"
@@ -25,6 +27,14 @@ type channelHub struct {
 	inbound *ratelimit.Limiter
 	// interval is the least time between two updates of a streaming answer.
 	interval time.Duration
+	// inboundTotal counts verified inbound events by platform and outcome.
+	inboundTotal *prometheus.CounterVec
+}
+
+// count notes one inbound event (kind message, decision, comment,
+// challenge, ignore; or duplicate, refused, not_allowed).
+func (h *channelHub) count(platform, outcome string) {
+	h.inboundTotal.WithLabelValues(platform, outcome).Inc()
 }
 
 // channelRT is an open channel: its row, settings, secrets and client.
@@ -47,6 +57,9 @@ func (s *Server) installChannels() {
 	s.chans = &channelHub{rts: map[string]*channelRT{}, hc: &http.Client{Timeout: 20 * time.Second},
 		inbound: ratelimit.New(channelInboundPerMinute, time.Minute), interval: interval}
 	s.chans.inbound.Now = func() time.Time { return s.Now() }
+	s.chans.inboundTotal = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "opsagent_channel_inbound_total",
+		Help: "Chat platform requests by platform and outcome (message, decision, duplicate, refused, not_allowed, ...)."}, []string{"platform", "outcome"})
+	s.metrics.reg.MustRegister(s.chans.inboundTotal)
 }
 
 // runtime opens ch (or returns it from the cache while the row is unchanged).

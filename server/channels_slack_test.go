@@ -270,3 +270,22 @@ func TestSlackRefusesBadSignaturesStaleTimestampsAndBadPayloads(t *testing.T) {
 	}
 	ce.env.newClient().must(200, "GET", "/api/version", nil)
 }
+
+// The inbound counter names refused, duplicate and handled deliveries.
+func TestChannelInboundMetrics(t *testing.T) {
+	ce := newChannelEnv(t, llmfake.Text("ok"))
+	chID := ce.slackChannel(t, map[string]any{"allow_unlinked": true, "allowed_chat_ids": []string{"C0LAN2Q65"}})
+	body := fixture(t, "slack/app_mention.json", nil)
+	slackPost(ce.env, chID, body, time.Now(), "application/json", "wrong", 0)
+	slackPost(ce.env, chID, body, time.Now(), "application/json", slackSecret, 0)
+	slackPost(ce.env, chID, body, time.Now(), "application/json", slackSecret, 1)
+	slackPost(ce.env, chID, fixture(t, "slack/app_mention.json", map[string]any{"event_id": "Ev9", "event.channel": "COTHER"}), time.Now(), "application/json", slackSecret, 0)
+	m := string(ce.env.newClient().must(200, "GET", "/metrics", nil).Body)
+	for _, want := range []string{`opsagent_channel_inbound_total{outcome="refused",platform="slack"} 1`, `opsagent_channel_inbound_total{outcome="message",platform="slack"} 1`,
+		`opsagent_channel_inbound_total{outcome="duplicate",platform="slack"} 1`, `opsagent_channel_inbound_total{outcome="not_allowed",platform="slack"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	ce.slack.waitFor("the answer", method("chat.update", "ok"))
+}

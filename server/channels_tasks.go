@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/opsagent/opsagent/scheduler"
@@ -36,7 +37,73 @@ func (s *Server) taskChannelRoutes() []*Route {
 		{Method: "GET", Path: "/api/tasks/{task_id}/channel", Summary: "Where the task's runs post their approvals and outcome in chat", Tags: tags, Auth: AuthAny, Perm: PermTasksRead, Project: true, Resp: TaskChannelOut{}, Status: 200, Handle: s.handleGetTaskChannel},
 		{Method: "PUT", Path: "/api/tasks/{task_id}/channel", Summary: "Post the task's approvals and run outcomes to a chat", Tags: tags, Auth: AuthAny, Perm: PermTasksWrite, Project: true, Body: TaskChannelIn{}, Resp: TaskChannelOut{}, Status: 200, MaxBody: 16 << 10, Handle: s.handlePutTaskChannel},
 		{Method: "DELETE", Path: "/api/tasks/{task_id}/channel", Summary: "Stop posting the task's runs to chat", Tags: tags, Auth: AuthAny, Perm: PermTasksWrite, Project: true, Status: 204, Handle: s.handleDeleteTaskChannel},
+		{Method: "GET", Path: "/api/tasks/{task_id}/webhook/rules/{rule_id}/channel", Summary: "Where the rule's approvals and runs post in chat", Tags: tags, Auth: AuthAny, Perm: PermWebhooksRead, Project: true, Resp: TaskChannelOut{}, Status: 200, Handle: s.handleGetRuleChannel},
+		{Method: "PUT", Path: "/api/tasks/{task_id}/webhook/rules/{rule_id}/channel", Summary: "Post the rule's approvals and the outcome of the runs it starts to a chat", Tags: tags, Auth: AuthAny, Perm: PermWebhooksWrite, Project: true, Body: TaskChannelIn{}, Resp: TaskChannelOut{}, Status: 200, MaxBody: 16 << 10, Handle: s.handlePutRuleChannel},
+		{Method: "DELETE", Path: "/api/tasks/{task_id}/webhook/rules/{rule_id}/channel", Summary: "Stop posting the rule's approvals and runs to chat", Tags: tags, Auth: AuthAny, Perm: PermWebhooksWrite, Project: true, Status: 204, Handle: s.handleDeleteRuleChannel},
 	}
+}
+
+// ruleParam is the routing rule of the path, of the caller's project.
+func (s *Server) ruleParam(c *Ctx) (string, error) {
+	task, err := c.IDParam("task_id")
+	if err != nil {
+		return "", err
+	}
+	id, err := c.IDParam("rule_id")
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.db.FindWebhookRule(c.Context(), c.OrgID(), c.ProjectID(), task, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// handleGetRuleChannel is GET /api/tasks/{task_id}/webhook/rules/{rule_id}/channel.
+func (s *Server) handleGetRuleChannel(c *Ctx) error {
+	id, err := s.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	t, err := s.db.FindChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), "rule", id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(200, taskChannelOut(t))
+}
+
+// handlePutRuleChannel is PUT /api/tasks/{task_id}/webhook/rules/{rule_id}/channel.
+func (s *Server) handlePutRuleChannel(c *Ctx) error {
+	id, err := s.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	var req TaskChannelIn
+	if err := c.Bind(&req); err != nil {
+		return err
+	}
+	if !store.ValidID(req.ChannelID) {
+		return store.NotFound("channel")
+	}
+	t := &store.ChannelTarget{OrgID: c.OrgID(), ProjectID: c.ProjectID(), ChannelID: req.ChannelID, TargetType: "rule", TargetID: id, Conversation: req.Conversation}
+	if err := s.db.SetChannelTarget(c.Context(), t); err != nil {
+		return err
+	}
+	c.Audit("webhook_rule.channel_set", "success", "webhook_rule", id, map[string]any{"channel_id": req.ChannelID, "conversation": req.Conversation})
+	return c.JSON(200, taskChannelOut(t))
+}
+
+// handleDeleteRuleChannel is DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}/channel.
+func (s *Server) handleDeleteRuleChannel(c *Ctx) error {
+	id, err := s.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	if err := s.db.DeleteChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), "rule", id); err != nil {
+		return err
+	}
+	c.Audit("webhook_rule.channel_removed", "success", "webhook_rule", id, nil)
+	return c.NoContent()
 }
 
 func taskChannelOut(t *store.ChannelTarget) TaskChannelOut {
@@ -93,33 +160,86 @@ func (s *Server) handleDeleteTaskChannel(c *Ctx) error {
 	return c.NoContent()
 }
 
-// taskTarget opens the chat a task posts to; nil when it posts nowhere.
-func (s *Server) taskTarget(ctx context.Context, orgID, projectID, taskID string) (*channelRT, *store.ChannelTarget) {
+// runTarget opens the chat a task run posts to: its routing rule's (a
+// webhook run), else its task's; nil when it posts nowhere.
+func (s *Server) runTarget(ctx context.Context, orgID, projectID, taskID, sessionID string) (*channelRT, string) {
 	if taskID == "" || s.chans == nil {
-		return nil, nil
+		return nil, ""
 	}
-	t, err := s.db.FindChannelTarget(ctx, orgID, projectID, "task", taskID)
+	chID, conv, err := s.db.FindSessionTarget(ctx, sessionID)
 	if err != nil {
-		return nil, nil
+		t, err := s.db.FindChannelTarget(ctx, orgID, projectID, "task", taskID)
+		if err != nil {
+			return nil, ""
+		}
+		chID, conv = t.ChannelID, t.Conversation
 	}
-	rt, err := s.channelRuntimeByID(ctx, t.ChannelID)
-	if err != nil {
-		return nil, nil
+	rt, err := s.channelRuntimeByID(ctx, chID)
+	if err != nil || rt.ch.OrgID != orgID {
+		return nil, ""
 	}
-	return rt, t
+	return rt, conv
 }
 
 // approvalOpenedInChat posts the card of an approval a task run stopped
-// for to the task's chat (a chat session's own relay posts its cards).
+// for to the run's chat (a chat session's own relay posts its cards).
 func (s *Server) approvalOpenedInChat(run runner.RunInfo, approvalID string) {
 	if run.TaskID == "" {
 		return
 	}
 	s.channelBackground(time.Minute, func(ctx context.Context) {
-		if rt, t := s.taskTarget(ctx, run.OrgID, run.ProjectID, run.TaskID); rt != nil {
-			s.postApprovalCard(ctx, rt, t.Conversation, "", approvalID)
+		if rt, conv := s.runTarget(ctx, run.OrgID, run.ProjectID, run.TaskID, run.SessionID); rt != nil {
+			s.postApprovalCard(ctx, rt, conv, "", approvalID)
 		}
 	})
+}
+
+// webhookDispatchedToChat follows what routing rules with a chat target
+// started: an approval (requires_approval) is posted there as a card; a
+// run is noted so its approvals and outcome go there too.
+func (s *Server) webhookDispatchedToChat(ctx context.Context, outs []store.DispatchOutcome) {
+	for _, o := range outs {
+		for _, it := range o.Items {
+			if it.RuleID == "" || (it.Kind != "approval" && it.Kind != "run") {
+				continue
+			}
+			t, err := s.db.FindRuleTarget(ctx, it.RuleID)
+			if err != nil {
+				continue
+			}
+			if it.Kind == "run" {
+				if err := s.db.SetSessionTarget(ctx, it.ID, t.ChannelID, t.Conversation); err != nil {
+					s.log.Warn("channels: run's chat not recorded", "session_id", it.ID, "err", err)
+				}
+				continue
+			}
+			id, conv := it.ID, t.Conversation
+			s.channelBackground(time.Minute, func(ctx context.Context) {
+				if rt, err := s.channelRuntimeByID(ctx, t.ChannelID); err == nil {
+					s.postApprovalCard(ctx, rt, conv, "", id)
+				}
+			})
+		}
+	}
+}
+
+// ruleApprovedToChat: the run an approved webhook_event approval started
+// posts to its rule's chat.
+func (s *Server) ruleApprovedToChat(ctx context.Context, a *store.Approval) {
+	if a.Kind != store.ApprovalWebhookEvent || a.Status != store.ApprovalApproved || a.RuleID == "" {
+		return
+	}
+	var res struct {
+		SessionID string `json:"session_id"`
+	}
+	if json.Unmarshal([]byte(a.Result), &res) != nil || res.SessionID == "" {
+		return
+	}
+	if t, err := s.db.FindRuleTarget(ctx, a.RuleID); err == nil {
+		if err := s.db.SetSessionTarget(ctx, res.SessionID, t.ChannelID, t.Conversation); err != nil {
+			s.log.Warn("channels: run's chat not recorded", "session_id", res.SessionID, "err", err)
+		}
+	}
 }
 
 // channelTaskExecutor runs tasks with inner and posts each run's outcome
@@ -143,15 +263,15 @@ func (e channelTaskExecutor) Execute(ctx context.Context, run *scheduler.Run) (s
 	}
 	r := *run
 	e.s.channelBackground(time.Minute, func(ctx context.Context) {
-		rt, t := e.s.taskTarget(ctx, r.OrgID, r.ProjectID, r.TaskID)
-		if rt == nil || !e.s.withinWindow(ctx, rt, t.Conversation) {
+		rt, conv := e.s.runTarget(ctx, r.OrgID, r.ProjectID, r.TaskID, r.SessionID)
+		if rt == nil || !e.s.withinWindow(ctx, rt, conv) {
 			return
 		}
 		text := "Task " + r.TaskName + ": " + status
 		if detail != "" {
 			text += "\n" + detail
 		}
-		if _, err := rt.client.Post(ctx, t.Conversation, "", channels.Message{Text: text}); err != nil {
+		if _, err := rt.client.Post(ctx, conv, "", channels.Message{Text: text}); err != nil {
 			e.s.log.Warn("channels: task outcome not posted", "task_id", r.TaskID, "err", err)
 		}
 	})

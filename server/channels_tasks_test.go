@@ -43,3 +43,59 @@ func TestTaskRunPostsItsApprovalAndOutcomeToItsChannel(t *testing.T) {
 	ce.owner.must(204, "DELETE", "/api/tasks/"+tid+"/channel", nil)
 	ce.owner.must(404, "GET", "/api/tasks/"+tid+"/channel", nil)
 }
+
+// A routing rule pointed at a Slack channel: the approval its alert opens
+// is a card there, approved in Slack; the investigation it starts posts
+// its outcome there.
+func TestRoutingRulePostsItsApprovalAndTheRunOutcomeToItsChannel(t *testing.T) {
+	ce := newChannelEnv(t, llmfake.Text("Investigated: the api recovered on its own."))
+	chID := ce.slackChannel(t, nil)
+	ce.linkSlack(t, ce.owner, chID, "UA8RXUSPL")
+	f := newHook(t, ce.env, ce.owner, map[string]any{"provider": "generic", "scheme": "bearer", "dedupe_window_seconds": 0})
+	target := createTask(t, ce.owner, map[string]any{"name": "investigate api", "prompt": "investigate the alert"})["id"].(string)
+	rule := ce.owner.must(201, "POST", "/api/tasks/"+f.task+"/webhook/rules", map[string]any{"name": "needs a human",
+		"target_task_id": target, "requires_approval": true}).JSON()["id"].(string)
+	path := "/api/tasks/" + f.task + "/webhook/rules/" + rule + "/channel"
+	ce.owner.must(200, "PUT", path, map[string]any{"channel_id": chID, "conversation": "C0INCIDENT"})
+
+	ev := f.deliver(t, genericAlert("api 500s", "critical"))
+	card := ce.slack.waitFor("the rule's approval card", func(c chatCall) bool {
+		return c.Method == "chat.postMessage" && c.Form.Get("channel") == "C0INCIDENT" && strings.Contains(c.text(), "Approval needed")
+	})
+	id := ev["dispatch"].([]any)[0].(map[string]any)["id"].(string)
+	if !strings.Contains(card.text(), id) {
+		t.Fatalf("card for %s: %s", id, card.text())
+	}
+	p := fixture(t, "slack/block_actions.json", map[string]any{"user.id": "UA8RXUSPL", "actions.action_id": "approve",
+		"actions.value": id, "channel.id": "C0INCIDENT", "message.ts": card.Ref})
+	slackPost(ce.env, chID, slackInteraction(p), time.Now(), "application/x-www-form-urlencoded", slackSecret, 0)
+	if a := ce.owner.must(200, "GET", "/api/approvals/"+id, nil).JSON(); a["status"] != "approved" {
+		t.Fatalf("rule approval after the press: %v", a)
+	}
+	ce.slack.waitFor("the investigation's outcome", func(c chatCall) bool {
+		return c.Method == "chat.postMessage" && c.Form.Get("channel") == "C0INCIDENT" && containsAll(c.text(), "Task investigate api: completed", "recovered on its own")
+	})
+	ce.owner.must(200, "GET", path, nil)
+	ce.owner.must(204, "DELETE", path, nil)
+}
+
+// A rule's approval nobody decided in time: its chat card says it expired.
+func TestRuleApprovalExpiryRedrawsItsCard(t *testing.T) {
+	ce := newChannelEnv(t)
+	ce.env.UseClock()
+	chID := ce.slackChannel(t, nil)
+	f := newHook(t, ce.env, ce.owner, map[string]any{"provider": "generic", "scheme": "bearer", "dedupe_window_seconds": 0, "approval_ttl_seconds": 600})
+	target := createTask(t, ce.owner, map[string]any{"name": "investigate api", "prompt": "investigate the alert"})["id"].(string)
+	rule := ce.owner.must(201, "POST", "/api/tasks/"+f.task+"/webhook/rules", map[string]any{"name": "needs a human",
+		"target_task_id": target, "requires_approval": true}).JSON()["id"].(string)
+	ce.owner.must(200, "PUT", "/api/tasks/"+f.task+"/webhook/rules/"+rule+"/channel", map[string]any{"channel_id": chID, "conversation": "C0INCIDENT"})
+	f.deliver(t, genericAlert("api 500s", "critical"))
+	card := ce.slack.waitFor("the rule's approval card", method("chat.postMessage", "Approval needed"))
+	ce.env.Advance(11 * time.Minute)
+	if err := ce.env.Srv.ExpireApprovals(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ce.slack.waitFor("the card redrawn as expired", func(c chatCall) bool {
+		return c.Method == "chat.update" && c.Form.Get("ts") == card.Ref && strings.Contains(c.text(), "Expired") && !strings.Contains(c.text(), `"approve"`)
+	})
+}

@@ -125,3 +125,80 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// In groups the bot answers mentions and replies to its own messages; a
+// forum topic is its own session, answered in the topic.
+func TestTelegramGroupRepliesAndForumTopics(t *testing.T) {
+	ce := newChannelEnv(t, llmfake.Text("First answer."), llmfake.Text("Second answer."), llmfake.Text("Topic answer."))
+	ch := ce.owner.must(201, "POST", "/api/channels", map[string]any{"platform": "telegram", "name": "group", "allow_unlinked": true,
+		"bot_user_id": "opsagent_bot", "credentials": map[string]any{"bot_token": telegramToken, "secret_token": "group-secret"}}).JSON()
+	chID := ch["id"].(string)
+	if ch["generated"] != nil {
+		t.Fatalf("a given secret_token is not generated: %v", ch["generated"])
+	}
+	group := map[string]any{"id": -100777, "type": "supergroup", "title": "ops"}
+	send := func(id int, set map[string]any) {
+		t.Helper()
+		set["update_id"], set["message.chat"] = id, group
+		if r := telegramPost(ce.env, chID, "group-secret", fixture(t, "telegram/message.json", set)); r.Status != 200 {
+			t.Fatalf("update %d: %d %s", id, r.Status, r.Body)
+		}
+	}
+	send(1, map[string]any{"message.text": "@OpsAgent_Bot what is up?"})
+	ce.telegram.waitFor("the first answer", method("editMessageText", "First answer."))
+	sid := ce.owner.must(200, "GET", "/api/sessions/index?source=telegram", nil).JSON()["items"].([]any)[0].(map[string]any)["session_id"].(string)
+	waitSessionDone(t, ce.owner, sid)
+	if p := ce.fake.Requests()[0]; !strings.Contains(p.Messages[len(p.Messages)-1].Content, "what is up?") || strings.Contains(p.Messages[len(p.Messages)-1].Content, "@") {
+		t.Fatalf("the mention must be taken out of the prompt: %+v", p.Messages[len(p.Messages)-1])
+	}
+
+	send(2, map[string]any{"message.text": "humans talking"}) // neither a mention nor a reply: ignored
+	send(3, map[string]any{"message.text": "and the disk?", "message.reply_to_message": map[string]any{"message_id": 5,
+		"from": map[string]any{"id": 123456, "is_bot": true, "first_name": "opsagent", "username": "opsagent_bot"}, "chat": group, "text": "First answer."}})
+	ce.telegram.waitFor("the reply's answer", method("editMessageText", "Second answer."))
+	if d := waitSessionDone(t, ce.owner, sid); d["turns"] != float64(2) {
+		t.Fatalf("a reply continues the group's session: %v", d)
+	}
+
+	send(4, map[string]any{"message.text": "@opsagent_bot in the topic", "message.is_topic_message": true, "message.message_thread_id": 77})
+	ce.telegram.waitFor("the answer in the topic", func(c chatCall) bool {
+		return c.Method == "sendMessage" && c.JSON["message_thread_id"] == float64(77)
+	})
+	ce.telegram.waitFor("the topic's answer", method("editMessageText", "Topic answer."))
+	if n := len(ce.owner.must(200, "GET", "/api/sessions/index?source=telegram", nil).JSON()["items"].([]any)); n != 2 {
+		t.Fatalf("the group and its topic are two sessions, got %d", n)
+	}
+	if n := len(ce.fake.Requests()); n != 3 {
+		t.Fatalf("the model was asked %d times, want 3 (the unaddressed message ignored)", n)
+	}
+}
+
+// Telegram has no dialogs: "Deny with comment" asks for a reply, and the
+// reply denies with its text as the comment.
+func TestTelegramDenyWithCommentByReply(t *testing.T) {
+	args := `{"command": "` + echoHello + `", "target": "server"}`
+	ce := newChannelEnv(t, llmfake.ToolCall("run_command", args), llmfake.Text("Not run, as you asked."))
+	chID := ce.owner.must(201, "POST", "/api/channels", map[string]any{"platform": "telegram", "name": "tg",
+		"credentials": map[string]any{"bot_token": telegramToken, "secret_token": "s3"}}).JSON()["id"].(string)
+	code := ce.owner.must(201, "POST", "/api/channels/"+chID+"/link-codes", nil).JSON()["code"].(string)
+	telegramPost(ce.env, chID, "s3", fixture(t, "telegram/message.json", map[string]any{"update_id": 1, "message.text": "/link " + code}))
+	telegramPost(ce.env, chID, "s3", fixture(t, "telegram/message.json", map[string]any{"update_id": 2, "message.text": "say hello on the server"}))
+	ce.telegram.waitFor("the card with its three buttons", method("sendMessage", "Approval needed", `"c:`, "Deny with comment"))
+	id := ce.owner.must(200, "GET", "/api/approvals?status=pending", nil).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
+
+	telegramPost(ce.env, chID, "s3", fixture(t, "telegram/callback_query.json", map[string]any{"update_id": 3, "callback_query.data": "c:" + id,
+		"callback_query.message": map[string]any{"message_id": 9, "chat": map[string]any{"id": 1111111, "type": "private"}}}))
+	prompt := ce.telegram.waitFor("the comment prompt", method("sendMessage", "Reply to this message", id, "force_reply"))
+	if a := ce.owner.must(200, "GET", "/api/approvals/"+id, nil).JSON(); a["status"] != "pending" {
+		t.Fatalf("asking for a comment decides nothing: %v", a)
+	}
+	reply := fixture(t, "telegram/message.json", map[string]any{"update_id": 4, "message.text": "not during the freeze",
+		"message.reply_to_message": map[string]any{"message_id": mustAtoi(t, tgRef(prompt)), "chat": map[string]any{"id": 1111111, "type": "private"},
+			"from": map[string]any{"id": 123456, "is_bot": true, "first_name": "opsagent", "username": "opsagent_bot"}, "text": prompt.JSON["text"]}})
+	telegramPost(ce.env, chID, "s3", reply)
+	if a := ce.owner.must(200, "GET", "/api/approvals/"+id, nil).JSON(); a["status"] != "denied" || a["comment"] != "not during the freeze" {
+		t.Fatalf("denied by the reply: %v", a)
+	}
+	ce.telegram.waitFor("the card shows the denial", method("editMessageText", "Denied by oncall@example.com", "not during the freeze"))
+	ce.telegram.waitFor("the answer after the denial", method("editMessageText", "Not run, as you asked."))
+}

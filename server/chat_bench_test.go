@@ -2,12 +2,9 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
+	"github.com/opsagent/opsagent/internal/testsrv"
 	"github.com/opsagent/opsagent/server"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
-	"github.com/opsagent/opsagent/store"
 )
 
 // BenchmarkSSEFanOut100 measures one session's turn streamed to 100 viewers
@@ -94,29 +92,10 @@ func watch(b *testing.B, hc *http.Client, url, token, project string, after int6
 // benchServer starts a real server over a temp data dir for a benchmark and
 // returns its URL, an owner's token and a project id.
 func chatBenchServer(b *testing.B, opts ...func(*server.Config)) (string, string, string) {
-	dir := b.TempDir()
-	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, MailFrom: "b <b@test>",
-		AgentTurnsPerMinute: 1 << 20} // a benchmark is not abuse
-	for _, o := range opts {
-		o(&cfg)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	db, err := store.Open(ctx, dir+"/opsagent.db")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := server.New(cfg, server.Deps{DB: db, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
-	b.Cleanup(func() { cancel(); <-done; db.Close() })
-	base := "http://" + ln.Addr().String()
+	opts = append([]func(*server.Config){func(c *server.Config) {
+		c.MailFrom, c.LogLevel, c.AgentTurnsPerMinute = "b <b@test>", "", 1<<20 // a benchmark is not abuse
+	}}, opts...)
+	base := testsrv.Start(b, "", testsrv.Options{Logger: slog.New(slog.DiscardHandler), Config: opts}).URL
 	hc := &http.Client{}
 	tok := benchCall(b, hc, "POST", base+"/api/auth/register", "", "", map[string]any{"email": "bench@example.com", "password": "correct horse battery"})["access_token"].(string)
 	pid := benchCall(b, hc, "POST", base+"/api/projects", tok, "", map[string]any{"name": "bench"})["id"].(string)
@@ -126,20 +105,7 @@ func chatBenchServer(b *testing.B, opts ...func(*server.Config)) (string, string
 // benchCall sends a JSON request and decodes the answer (the X-Session-ID
 // header, when present, as "x-session-id"); a status of 400 or more fails.
 func benchCall(b *testing.B, hc *http.Client, method, url, token, project string, body any) map[string]any {
-	var rd io.Reader
-	if body != nil {
-		j, _ := json.Marshal(body)
-		rd = bytes.NewReader(j)
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if project != "" {
-		req.Header.Set("X-Project-ID", project)
-	}
-	res, err := hc.Do(req)
+	res, err := hc.Do(testkit.Request(b, method, url, token, project, body))
 	if err != nil {
 		b.Fatal(err)
 	}

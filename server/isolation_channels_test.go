@@ -45,6 +45,15 @@ func init() {
 	isolationProbes["DELETE /api/tasks/{task_id}/channel"] = func(o own, x ids) []probeReq {
 		return bothProjects(o, x, "DELETE", "/api/tasks/"+x.task+"/channel", nil)
 	}
+	for _, m := range []string{"GET", "PUT", "DELETE"} {
+		isolationProbes[m+" /api/tasks/{task_id}/webhook/rules/{rule_id}/channel"] = func(o own, x ids) []probeReq {
+			var body any
+			if m == "PUT" {
+				body = map[string]any{"channel_id": random, "conversation": "C1"}
+			}
+			return bothProjects(o, x, m, "/api/tasks/"+x.task+"/webhook/rules/"+x.whRule+"/channel", body)
+		}
+	}
 	// Inbound platform routes carry no credential of ours: the platform's
 	// signature with the channel's own secret is the check (probed below).
 	for _, p := range []string{"POST /api/inbound/slack/{channel_id}", "POST /api/inbound/telegram/{channel_id}",

@@ -36,6 +36,12 @@ type HealthOut struct {
 // most one write per interval.
 const readyCacheFor = time.Second
 
+// notReadyCacheFor is the shorter life of a not-ready answer: after a
+// restart the knowledge index loads in the background, and an orchestrator
+// polling /readyz should hear it is ready within a tenth of a second of it,
+// not up to a second later (still at most ten checks a second).
+const notReadyCacheFor = 100 * time.Millisecond
+
 // dbProbeWait is how long /readyz waits for the write probe; a probe still
 // running after it (a lock held elsewhere, a stalled disk) reports failure
 // and keeps running alone, so probes never pile up.
@@ -54,7 +60,11 @@ func (s *Server) readyz(ctx context.Context) ReadyOut {
 	s.ready.mu.Lock()
 	defer s.ready.mu.Unlock()
 	now := time.Now()
-	if !s.ready.at.IsZero() && now.Sub(s.ready.at) < readyCacheFor {
+	life := readyCacheFor
+	if s.ready.last.Status != "ready" {
+		life = notReadyCacheFor
+	}
+	if !s.ready.at.IsZero() && now.Sub(s.ready.at) < life {
 		return s.ready.last
 	}
 	checks := []CheckOut{s.checkDB(ctx), s.checkDisk(), s.checkRAG(), s.checkScheduler(now), s.checkVault()}

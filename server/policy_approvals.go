@@ -204,7 +204,9 @@ func (s *Server) ExpireApprovals(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	since := s.Now()
 	_, err = s.db.ExpireApprovals(ctx)
+	s.expiredInChat(ctx, since)
 	return err
 }
 

@@ -179,6 +179,9 @@ func (s *Server) writePostmortem(ctx context.Context, orgID, projectID, incident
 		req := llm.Request{Model: model, System: postmortem.System(template), MaxTokens: 4096, Messages: []llm.Message{{Role: llm.RoleUser,
 			Content: "Fact sheet:\n\n" + sheet.Text() + "\nDraft the postmortem now."}}}
 		resp, err := provider.Stream(ctx, req, func(llm.Delta) {})
+		if err == nil {
+			s.recordDraftCall(ctx, orgID, projectID, incidentID, model, resp.Usage)
+		}
 		if err == nil && strings.TrimSpace(resp.Content) != "" {
 			body = resp.Content
 		} else {
@@ -333,4 +336,18 @@ func alertTitles(raw string) string {
 		parts = append(parts, fmt.Sprintf("%s (%s, %s)", a.Title, a.Severity, a.Status))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// recordDraftCall counts a draft's model call against the spending caps
+// (store.FindSpend reads llm_calls beside the sessions).
+func (s *Server) recordDraftCall(ctx context.Context, orgID, projectID, incidentID, model string, u llm.Usage) {
+	prices, err := ParseLLMPrices(s.cfg.LLMPrices)
+	if err != nil {
+		prices = llm.DefaultPrices()
+	}
+	c := &store.LLMCall{OrgID: orgID, ProjectID: projectID, Purpose: "postmortem", SubjectID: incidentID, Model: model,
+		TokensIn: int64(u.InputTokens), TokensOut: int64(u.OutputTokens), Cost: prices.Cost(model, u)}
+	if err := s.db.RecordLLMCall(context.WithoutCancel(ctx), c); err != nil {
+		s.log.Error("postmortem: model usage not recorded", "incident_id", incidentID, "err", err)
+	}
 }

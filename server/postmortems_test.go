@@ -52,6 +52,7 @@ func TestResolvedIncidentGetsADraftCitingItsRecords(t *testing.T) {
 		"## Impact\n\nunknown\n\n## Timeline\n\n- alert fired [timeline:" + alertEntry + "]\n- restart approved by oncall@example.com [approval:" + approval["id"].(string) + "]\n" +
 		"- the database was rebooted [" + invented + "]\n\n## Root cause (as known)\n\nunknown\n\n## Action items\n\n- add a latency runbook\n"))
 
+	spentBefore := spendToday(t, c)
 	c.must(200, "POST", "/api/incidents/"+incID+"/resolve", map[string]any{"summary": "restarted the api"})
 	pm := pollUntil(t, "the draft", func() map[string]any { return c.must(200, "GET", "/api/postmortems/"+incID, nil).JSON() },
 		func(m map[string]any) bool { return m["status"] == "draft" })
@@ -91,6 +92,10 @@ func TestResolvedIncidentGetsADraftCitingItsRecords(t *testing.T) {
 	if pub["status"] != "published" || pub["published_by"] == nil || !strings.Contains(pub["markdown"].(string), "Edited by a person.") {
 		t.Fatalf("published: %v", pub)
 	}
+	// The draft's model call counts against the spending caps.
+	if after := spendToday(t, c); after <= spentBefore {
+		t.Fatalf("spend before the draft %v, after %v", spentBefore, after)
+	}
 	c.must(409, "POST", "/api/postmortems/"+incID+"/publish", nil)
 	c.must(409, "POST", "/api/postmortems/"+incID+"/draft", nil)
 	if list := c.must(200, "GET", "/api/postmortems", nil).JSON(); list["total"] != float64(1) {
@@ -115,4 +120,10 @@ func TestPostmortemWithoutModelDraftsFromFacts(t *testing.T) {
 		!strings.Contains(md, "[incident:"+incID+"]") || len(pm["invalid_citations"].([]any)) != 0 {
 		t.Fatalf("fallback draft: %v\n%s", pm, md)
 	}
+}
+
+func spendToday(t *testing.T, c *client) float64 {
+	t.Helper()
+	b := c.must(200, "GET", "/api/budget", nil).JSON()
+	return b["project"].(map[string]any)["spend"].(map[string]any)["today"].(float64)
 }

@@ -105,14 +105,7 @@ func (db *DB) FindAPIKey(ctx context.Context, orgID, id string) (*APIKey, error)
 // RevokeAPIKey revokes a key of orgID (idempotent for an already revoked key).
 func (db *DB) RevokeAPIKey(ctx context.Context, orgID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE org_id = ? AND id = ?`, TS(tx.Now), orgID, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("API key")
-		}
-		return nil
+		return execOne(ctx, tx, "API key", `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE org_id = ? AND id = ?`, TS(tx.Now), orgID, id)
 	})
 }
 

@@ -89,14 +89,7 @@ func revokeAuthSessionTx(ctx context.Context, tx *Tx, id, reason string) error {
 // RevokeUserAuthSession revokes a session only if it belongs to userID.
 func (db *DB) RevokeUserAuthSession(ctx context.Context, userID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?, revoke_reason = 'deleted' WHERE id = ? AND user_id = ? AND revoked_at IS NULL`, TS(tx.Now), id, userID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("session")
-		}
-		return nil
+		return execOne(ctx, tx, "session", `UPDATE auth_sessions SET revoked_at = ?, revoke_reason = 'deleted' WHERE id = ? AND user_id = ? AND revoked_at IS NULL`, TS(tx.Now), id, userID)
 	})
 }
 

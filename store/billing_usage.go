@@ -176,21 +176,3 @@ func (db *DB) ProjectNames(ctx context.Context, orgID string) (map[string]string
 	}
 	return out, rows.Err()
 }
-
-// BillingOrgIDs lists every org (the metering job meters them all).
-func (db *DB) BillingOrgIDs(ctx context.Context) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM organizations ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}

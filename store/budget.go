@@ -73,18 +73,25 @@ type Spend struct {
 }
 
 // FindSpend sums the cost of the agent sessions of an org (projectID "")
-// or a project created since dayStart and since monthStart.
+// or a project created since dayStart and since monthStart, and of the
+// model calls made outside sessions (llm_calls: postmortem drafts).
 func (db *DB) FindSpend(ctx context.Context, orgID, projectID string, dayStart, monthStart time.Time) (Spend, error) {
 	var s Spend
-	q := `SELECT COALESCE(SUM(CASE WHEN created_at >= ? THEN cost END), 0), COALESCE(SUM(cost), 0)
-		FROM agent_sessions WHERE org_id = ? AND created_at >= ?`
-	args := []any{TS(dayStart), orgID, TS(monthStart)}
-	if projectID != "" {
-		q += ` AND project_id = ?`
-		args = append(args, projectID)
+	for _, table := range []string{"agent_sessions", "llm_calls"} {
+		var day, month float64
+		q := `SELECT COALESCE(SUM(CASE WHEN created_at >= ? THEN cost END), 0), COALESCE(SUM(cost), 0)
+		FROM ` + table + ` WHERE org_id = ? AND created_at >= ?`
+		args := []any{TS(dayStart), orgID, TS(monthStart)}
+		if projectID != "" {
+			q += ` AND project_id = ?`
+			args = append(args, projectID)
+		}
+		if err := db.r.QueryRowContext(ctx, q, args...).Scan(&day, &month); err != nil {
+			return s, err
+		}
+		s.Day, s.Month = s.Day+day, s.Month+month
 	}
-	err := db.r.QueryRowContext(ctx, q, args...).Scan(&s.Day, &s.Month)
-	return s, err
+	return s, nil
 }
 
 // SessionTokens returns the tokens a session has used so far (0 for a

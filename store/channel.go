@@ -165,14 +165,7 @@ func (db *DB) UpdateChannel(ctx context.Context, orgID, projectID, id string, p 
 // (the sessions stay, readable in the console).
 func (db *DB) DeleteChannel(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("channel")
-		}
-		return nil
+		return execOne(ctx, tx, "channel", `DELETE FROM channels WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
 	})
 }
 

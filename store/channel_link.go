@@ -109,13 +109,6 @@ func (db *DB) FindChannelLinks(ctx context.Context, orgID, channelID string) ([]
 // DeleteChannelLink unlinks a platform user.
 func (db *DB) DeleteChannelLink(ctx context.Context, orgID, channelID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM channel_links WHERE id = ? AND org_id = ? AND channel_id = ?`, id, orgID, channelID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("channel link")
-		}
-		return nil
+		return execOne(ctx, tx, "channel link", `DELETE FROM channel_links WHERE id = ? AND org_id = ? AND channel_id = ?`, id, orgID, channelID)
 	})
 }

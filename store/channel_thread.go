@@ -203,3 +203,25 @@ func (db *DB) TakeWithheld(ctx context.Context, channelID, threadKey string) (in
 	})
 	return n, err
 }
+
+// FindCardApprovalsExpiredSince lists the approvals other than tool calls
+// (whose expiry is reported one by one) shown on chat cards that expired at
+// or after since, so their cards can say so.
+func (db *DB) FindCardApprovalsExpiredSince(ctx context.Context, since time.Time) ([]Approval, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals a
+		WHERE a.status = 'expired' AND a.kind != 'tool_call' AND a.updated_at >= ?
+		AND EXISTS (SELECT 1 FROM channel_approval_messages m WHERE m.approval_id = a.id)`, TS(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}

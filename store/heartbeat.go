@@ -213,14 +213,7 @@ func (db *DB) UpdateHeartbeat(ctx context.Context, orgID, projectID, id string, 
 // DeleteHeartbeat removes a check and its pings.
 func (db *DB) DeleteHeartbeat(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM heartbeat_checks WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("heartbeat check")
-		}
-		return nil
+		return execOne(ctx, tx, "heartbeat check", `DELETE FROM heartbeat_checks WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
 	})
 }
 
@@ -341,21 +334,11 @@ func saveHeartbeatStateTx(ctx context.Context, tx *Tx, c *HeartbeatCheck) error 
 // moves in its own guarded transaction, so a crash between two leaves the
 // first recorded exactly once and the second still due.
 func (db *DB) SweepHeartbeats(ctx context.Context, limit int) ([]HeartbeatOutcome, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM heartbeat_checks WHERE status != 'down' AND enabled = 1 AND deadline_at <= ?
+	ids, err := queryStrings(ctx, db.r, `SELECT id FROM heartbeat_checks WHERE status != 'down' AND enabled = 1 AND deadline_at <= ?
 		ORDER BY deadline_at LIMIT ?`, TS(db.Now()), limit)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
 	var out []HeartbeatOutcome
 	for _, id := range ids {
 		var o *HeartbeatOutcome

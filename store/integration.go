@@ -123,14 +123,7 @@ func (db *DB) UpdateIntegration(ctx context.Context, x *Integration) error {
 // DeleteIntegration removes one integration of a project.
 func (db *DB) DeleteIntegration(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM integrations WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("integration")
-		}
-		return nil
+		return execOne(ctx, tx, "integration", `DELETE FROM integrations WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
 	})
 }
 

@@ -163,23 +163,10 @@ func (db *DB) FindRole(ctx context.Context, orgID, userID string) (string, error
 // soleOwnedOrgsTx lists orgs (other than solo personal ones) where userID is the
 // only owner while other members remain: deleting the account would orphan them.
 func soleOwnedOrgsTx(ctx context.Context, q Querier, userID string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT m.org_id FROM org_members m
+	return queryStrings(ctx, q, `SELECT m.org_id FROM org_members m
 		WHERE m.user_id = ? AND m.role = 'owner'
 		AND (SELECT COUNT(*) FROM org_members o WHERE o.org_id = m.org_id AND o.role = 'owner') = 1
 		AND (SELECT COUNT(*) FROM org_members o WHERE o.org_id = m.org_id) > 1`, userID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 // ShareOrg reports whether two users are members of at least one common org.

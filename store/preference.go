@@ -79,13 +79,6 @@ func (db *DB) PutPreference(ctx context.Context, userID, key, value string) (*Pr
 // DeletePreference removes a preference; a missing key is not found.
 func (db *DB) DeletePreference(ctx context.Context, userID, key string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM preferences WHERE user_id = ? AND key = ?`, userID, key)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("preference")
-		}
-		return nil
+		return execOne(ctx, tx, "preference", `DELETE FROM preferences WHERE user_id = ? AND key = ?`, userID, key)
 	})
 }

@@ -221,14 +221,7 @@ func (db *DB) UpdateProject(ctx context.Context, orgID, id string, patch Project
 // DeleteProject removes a project of orgID with everything that cascades from it.
 func (db *DB) DeleteProject(ctx context.Context, orgID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM projects WHERE id = ? AND org_id = ?`, id, orgID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("project")
-		}
-		return nil
+		return execOne(ctx, tx, "project", `DELETE FROM projects WHERE id = ? AND org_id = ?`, id, orgID)
 	})
 }
 

@@ -109,13 +109,6 @@ func (db *DB) UpdateProjectMember(ctx context.Context, orgID, projectID, userID,
 // RemoveProjectMember takes explicit access away.
 func (db *DB) RemoveProjectMember(ctx context.Context, orgID, projectID, userID string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM project_members WHERE org_id = ? AND project_id = ? AND user_id = ?`, orgID, projectID, userID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("project member")
-		}
-		return nil
+		return execOne(ctx, tx, "project member", `DELETE FROM project_members WHERE org_id = ? AND project_id = ? AND user_id = ?`, orgID, projectID, userID)
 	})
 }

@@ -50,20 +50,7 @@ func (db *DB) PutRetention(ctx context.Context, p *RetentionPolicy) error {
 
 // OrgIDs lists every organization id (the retention job walks them).
 func (db *DB) OrgIDs(ctx context.Context) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM organizations ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return queryStrings(ctx, db.r, `SELECT id FROM organizations ORDER BY id`)
 }
 
 // terminalSessions: a session in one of these states is over and may expire.
@@ -76,23 +63,13 @@ const terminalSessions = `('completed', 'failed', 'cancelled', 'timeout')`
 func (db *DB) PurgeTranscripts(ctx context.Context, orgID string, cutoff time.Time, limit int) (int, error) {
 	var n int
 	err := db.Write(ctx, func(tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT s.id FROM agent_sessions s WHERE s.org_id = ? AND s.ended_at IS NOT NULL AND s.ended_at < ?
+		ids, err := queryStrings(ctx, tx, `SELECT s.id FROM agent_sessions s WHERE s.org_id = ? AND s.ended_at IS NOT NULL AND s.ended_at < ?
 			AND s.status IN `+terminalSessions+`
 			AND (EXISTS (SELECT 1 FROM session_transcripts t WHERE t.session_id = s.id) OR EXISTS (SELECT 1 FROM session_events e WHERE e.session_id = s.id))
 			LIMIT ?`, orgID, TS(cutoff), limit)
 		if err != nil {
 			return err
 		}
-		var ids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM session_transcripts WHERE session_id = ?`, id); err != nil {
 				return err

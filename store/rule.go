@@ -184,14 +184,7 @@ func setIf[T any](dst *T, v *T) {
 // DeleteRule removes a rule of exactly this scope.
 func (db *DB) DeleteRule(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM rules WHERE id = ? AND org_id = ? AND COALESCE(project_id, '') = ?`,
+		return execOne(ctx, tx, "rule", `DELETE FROM rules WHERE id = ? AND org_id = ? AND COALESCE(project_id, '') = ?`,
 			id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("rule")
-		}
-		return nil
 	})
 }

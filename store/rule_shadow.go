@@ -95,14 +95,7 @@ func (db *DB) FindShadowRule(ctx context.Context, orgID, projectID, id string) (
 // DeleteShadowRule removes a shadow rule and what it recorded.
 func (db *DB) DeleteShadowRule(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM shadow_rules WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("shadow rule")
-		}
-		return nil
+		return execOne(ctx, tx, "shadow rule", `DELETE FROM shadow_rules WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
 	})
 }
 

@@ -190,15 +190,8 @@ func putSecretTx(ctx context.Context, tx *Tx, s *Secret) (created bool, err erro
 // DeleteSecret removes one secret of exactly one scope.
 func (db *DB) DeleteSecret(ctx context.Context, orgID, projectID, kind, name string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM secrets
+		return execOne(ctx, tx, "secret", `DELETE FROM secrets
 			WHERE org_id = ? AND COALESCE(project_id, '') = ? AND kind = ? AND name = ?`, orgID, projectID, kind, name)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("secret")
-		}
-		return nil
 	})
 }
 

@@ -96,31 +96,17 @@ func (db *DB) SaveWebhookRule(ctx context.Context, r *WebhookRule) error {
 				r.Enabled, TS(r.CreatedAt), TS(r.UpdatedAt))
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_rules SET name = ?, priority = ?, condition = ?, target_task_id = ?,
+		return execOne(ctx, tx, "routing rule", `UPDATE webhook_rules SET name = ?, priority = ?, condition = ?, target_task_id = ?,
 			requires_approval = ?, enabled = ?, updated_at = ? WHERE id = ? AND task_id = ? AND org_id = ? AND project_id = ?`,
 			r.Name, r.Priority, r.Condition, r.TargetTaskID, r.RequiresApproval, r.Enabled, TS(r.UpdatedAt), r.ID, r.TaskID,
 			r.OrgID, r.ProjectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("routing rule")
-		}
-		return nil
 	})
 }
 
 // DeleteWebhookRule removes one rule.
 func (db *DB) DeleteWebhookRule(ctx context.Context, orgID, projectID, taskID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_rules WHERE id = ? AND task_id = ? AND org_id = ? AND project_id = ?`,
+		return execOne(ctx, tx, "routing rule", `DELETE FROM webhook_rules WHERE id = ? AND task_id = ? AND org_id = ? AND project_id = ?`,
 			id, taskID, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("routing rule")
-		}
-		return nil
 	})
 }

@@ -142,14 +142,7 @@ func (db *DB) UpdateWindow(ctx context.Context, orgID, projectID, id string, edi
 // DeleteWindow removes a window.
 func (db *DB) DeleteWindow(ctx context.Context, orgID, projectID, id string) error {
 	return db.Write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM maintenance_windows WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFound("maintenance window")
-		}
-		return nil
+		return execOne(ctx, tx, "maintenance window", `DELETE FROM maintenance_windows WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID)
 	})
 }
 

@@ -7,73 +7,105 @@ import (
 	"time"
 )
 
-// rowRatio alternates wrk on path between opsagent (authenticated, in the
-// bootstrapped project, with nTasks tasks) and the bare server.
-func rowRatio(dir, what, path string, conns int, goal float64, nTasks int) (string, error) {
-	p, err := startOpsagent(*bin, filepath.Join(dir, "data"))
+// ratioTarget is one opsagent build set up for a ratio row.
+type ratioTarget struct {
+	b   build
+	p   *proc
+	hdr []string
+}
+
+func setupRatio(dir string, b build, nTasks int) (*ratioTarget, error) {
+	p, err := startOpsagent(b.bin, filepath.Join(dir, "data-"+strings.ReplaceAll(b.name, " ", "-")))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer p.stop()
-	b, err := startBare(*bareBin)
-	if err != nil {
-		return "", err
-	}
-	defer b.stop()
 	a, err := register(p, "", "bench@example.com", true)
 	if err != nil {
-		return "", err
+		p.stop()
+		return nil, err
 	}
 	c := client("")
 	for i := 1; i < nTasks; i++ { // the bootstrap made one
 		if _, err := call(c, "POST", p.url("/api/tasks"), a.access, a.project, map[string]any{
 			"name": fmt.Sprintf("check disk %d", i), "prompt": "Check the disks of the production hosts and report any above 80%.",
 			"description": "benchmark task", "schedule": "@daily"}, nil); err != nil {
-			return "", err
+			p.stop()
+			return nil, err
 		}
 	}
-	hdr := []string{"-H", "Authorization: Bearer " + a.access, "-H", "X-Project-ID: " + a.project}
-	if _, err := runWrk(nil, p.url(path), conns, 1, hdr...); err != nil { // warm-up
+	return &ratioTarget{b: b, p: p, hdr: []string{"-H", "Authorization: Bearer " + a.access, "-H", "X-Project-ID: " + a.project}}, nil
+}
+
+// rowRatio alternates wrk on path between each opsagent build
+// (authenticated, in the bootstrapped project, with nTasks tasks) and the
+// bare server, round after round, rotating who goes first.
+func rowRatio(dir, what, path string, conns int, goal float64, nTasks int) (string, error) {
+	bare, err := startBare(*bareBin)
+	if err != nil {
 		return "", err
 	}
-	var ratios, p99s, cpuRatios []float64
-	var roundsOut []string
-	for r := 0; r < *rounds; r++ {
-		var o, w wrkResult
-		var err1, err2 error
-		if r%2 == 0 {
-			o, err1 = runWrk(p, p.url(path), conns, *secs, hdr...)
-			w, err2 = runWrk(b, b.url(path), conns, *secs)
-		} else {
-			w, err2 = runWrk(b, b.url(path), conns, *secs)
-			o, err1 = runWrk(p, p.url(path), conns, *secs, hdr...)
+	defer bare.stop()
+	var ts []*ratioTarget
+	for _, b := range builds() {
+		t, err := setupRatio(dir, b, nTasks)
+		if err != nil {
+			return "", err
 		}
-		if err1 != nil || err2 != nil {
-			return "", fmt.Errorf("%v %v", err1, err2)
+		defer t.p.stop()
+		if _, err := runWrk(nil, t.p.url(path), conns, 1, t.hdr...); err != nil { // warm-up
+			return "", err
 		}
-		if o.non2xx > 0 {
-			return "", fmt.Errorf("opsagent answered %v non-2xx", o.non2xx)
-		}
-		ratios = append(ratios, o.rps/w.rps)
-		if o.cpuUS > 0 {
-			cpuRatios = append(cpuRatios, w.cpuUS/o.cpuUS)
-		}
-		p99s = append(p99s, float64(o.p99))
-		line := fmt.Sprintf("opsagent %s | bare %s | ratio %.2f", o, w, o.rps/w.rps)
-		fmt.Printf("  %s round %d: %s\n", path, r+1, line)
-		roundsOut = append(roundsOut, fmt.Sprintf("%.0f vs %.0f/s", o.rps, w.rps))
+		ts = append(ts, t)
 	}
-	m := median(ratios)
+	ratios := map[string][]float64{}
+	cpuRatios := map[string][]float64{}
+	p99s := map[string][]float64{}
+	lines := map[string][]string{}
+	for r := 0; r < *rounds; r++ {
+		// One round: every opsagent build and the bare server, the order rotated.
+		res := map[string]wrkResult{}
+		n := len(ts) + 1
+		for k := 0; k < n; k++ {
+			i := (k + r) % n
+			var out wrkResult
+			var err error
+			if i == len(ts) {
+				out, err = runWrk(bare, bare.url(path), conns, *secs)
+				res["bare"] = out
+			} else {
+				out, err = runWrk(ts[i].p, ts[i].p.url(path), conns, *secs, ts[i].hdr...)
+				if err == nil && out.non2xx > 0 {
+					err = fmt.Errorf("%s answered %v non-2xx", ts[i].b.name, out.non2xx)
+				}
+				res[ts[i].b.name] = out
+			}
+			if err != nil {
+				return "", err
+			}
+		}
+		w := res["bare"]
+		for _, t := range ts {
+			o := res[t.b.name]
+			ratios[t.b.name] = append(ratios[t.b.name], o.rps/w.rps)
+			if o.cpuUS > 0 {
+				cpuRatios[t.b.name] = append(cpuRatios[t.b.name], w.cpuUS/o.cpuUS)
+			}
+			p99s[t.b.name] = append(p99s[t.b.name], float64(o.p99))
+			lines[t.b.name] = append(lines[t.b.name], fmt.Sprintf("%.2f (%.0f vs %.0f/s, p99 %s)", o.rps/w.rps, o.rps, w.rps, fmtDur(o.p99)))
+			fmt.Printf("  %s round %d, %s: %s | bare %s | ratio %.2f\n", path, r+1, t.b.name, o, w, o.rps/w.rps)
+		}
+	}
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s: ratio %.2f median (%s), p99 %s, CPU per request bare/opsagent %.2f", t.b.name,
+			median(ratios[t.b.name]), strings.Join(lines[t.b.name], "; "), fmtDur(time.Duration(median(p99s[t.b.name]))), median(cpuRatios[t.b.name])))
+	}
 	verdict := "meets"
-	if m < goal {
+	if median(ratios["this build"]) < goal {
 		verdict = "SHORT"
 	}
-	p99 := ""
-	if nTasks > 0 {
-		p99 = fmt.Sprintf(", p99 %s", fmtDur(time.Duration(median(p99s))))
-	}
-	return fmt.Sprintf("| %s (21) | `.ci/bench.sh %s` | ratio %.2f median of %d (%s)%s; server CPU per request bare/opsagent %.2f, %s; load %s | >= %.2fx |",
-		what, rowName(path), m, len(ratios), strings.Join(roundsOut, "; "), p99, median(cpuRatios), verdict, loadavg(), goal), nil
+	return fmt.Sprintf("| %s (21) | `.ci/bench.sh %s` | %s; %s; load %s | >= %.2fx |",
+		what, rowName(path), strings.Join(parts, " / "), verdict, loadavg(), goal), nil
 }
 
 func rowName(path string) string {

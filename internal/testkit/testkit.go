@@ -38,9 +38,9 @@ func (s *SyncBuffer) String() string {
 // (text format).
 var Listening = regexp.MustCompile(`msg="opsagent listening" addr=(\S+)`)
 
-// Do sends a JSON request (body marshalled unless nil) with an optional
-// bearer token and X-Project-ID, and returns the status and the raw answer.
-func Do(tb testing.TB, method, url, token, project string, body any) (int, []byte) {
+// Request builds a JSON request (body marshalled unless nil) with an
+// optional bearer token and X-Project-ID.
+func Request(tb testing.TB, method, url, token, project string, body any) *http.Request {
 	tb.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -61,7 +61,13 @@ func Do(tb testing.TB, method, url, token, project string, body any) (int, []byt
 	if project != "" {
 		req.Header.Set("X-Project-ID", project)
 	}
-	res, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// Do sends Request's request and returns the status and the raw answer.
+func Do(tb testing.TB, method, url, token, project string, body any) (int, []byte) {
+	tb.Helper()
+	res, err := http.DefaultClient.Do(Request(tb, method, url, token, project, body))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -103,10 +103,17 @@ func (a *Approval) Summary() string {
 	return b.String()
 }
 
-// ButtonData is the payload of an approval button: "a:<id>" or "d:<id>".
+// Comment is the button that asks for a comment before denying.
+const Comment = "comment"
+
+// ButtonData is the payload of an approval button: "a:<id>", "d:<id>" or
+// "c:<id>" (deny with a comment).
 func ButtonData(decision, approvalID string) string {
-	if decision == Approve {
+	switch decision {
+	case Approve:
 		return "a:" + approvalID
+	case Comment:
+		return "c:" + approvalID
 	}
 	return "d:" + approvalID
 }
@@ -118,8 +125,26 @@ func ParseButtonData(s string) (decision, approvalID string, ok bool) {
 		return Approve, s[2:], true
 	case strings.HasPrefix(s, "d:"):
 		return Deny, s[2:], true
+	case strings.HasPrefix(s, "c:"):
+		return Comment, s[2:], true
 	}
 	return "", "", false
+}
+
+// CommentPrompt is the text of the message that asks for a denial's
+// comment where the platform has no dialog (Telegram: a reply to it is the
+// comment). It names the approval, which the reply then carries back.
+func CommentPrompt(approvalID string) string {
+	return "Reply to this message with why you deny it. [approval " + approvalID + "]"
+}
+
+// ApprovalOfPrompt reads the approval id back from a CommentPrompt.
+func ApprovalOfPrompt(text string) (string, bool) {
+	i := strings.LastIndex(text, "[approval ")
+	if i < 0 || !strings.HasSuffix(text, "]") {
+		return "", false
+	}
+	return text[i+len("[approval ") : len(text)-1], true
 }
 
 // ErrCannotEdit: the platform cannot change a sent message (WhatsApp).

@@ -44,5 +44,5 @@ CREATE TRIGGER billing_connectors_del AFTER DELETE ON connectors BEGIN
 END;
 
 CREATE TRIGGER billing_counts_org_del AFTER DELETE ON organizations BEGIN
-	DELETE FROM billing_counts WHERE org_id = OLD.org_id;
+	DELETE FROM billing_counts WHERE org_id = OLD.id;
 END;

@@ -163,8 +163,10 @@ func (c *Client) Notice(ctx context.Context, conversation, thread, user, text st
 	return err
 }
 
-// OpenComment opens the deny-with-comment modal (views.open).
-func (c *Client) OpenComment(ctx context.Context, triggerID, approvalID, conversation, cardTS string) error {
+// OpenComment opens the deny-with-comment modal (views.open) for the
+// button press in: its trigger, approval, conversation and card.
+func (c *Client) OpenComment(ctx context.Context, in channels.Inbound) error {
+	triggerID, approvalID, conversation, cardTS := in.TriggerID, in.ApprovalID, in.Conversation, in.MessageRef
 	view := obj{"type": "modal", "callback_id": commentCallback,
 		"private_metadata": approvalID + "|" + conversation + "|" + cardTS,
 		"title":            textObj("plain_text", "Deny with comment"),

@@ -101,7 +101,8 @@ func payload(m channels.Message) map[string]any {
 	kb := [][]button{}
 	if m.Approval.Status == "pending" {
 		kb = append(kb, []button{{Text: "Approve", CallbackData: channels.ButtonData(channels.Approve, m.Approval.ID)},
-			{Text: "Deny", CallbackData: channels.ButtonData(channels.Deny, m.Approval.ID)}})
+			{Text: "Deny", CallbackData: channels.ButtonData(channels.Deny, m.Approval.ID)}},
+			[]button{{Text: "Deny with comment", CallbackData: channels.ButtonData(channels.Comment, m.Approval.ID)}})
 	}
 	p["reply_markup"] = map[string]any{"inline_keyboard": kb}
 	return p
@@ -143,4 +144,15 @@ func (c *Client) Check(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return me.Username, nil
+}
+
+// OpenComment asks for a denial's comment: a message that forces a reply
+// (the reply, parsed by Parse, denies with its text as the comment).
+func (c *Client) OpenComment(ctx context.Context, in channels.Inbound) error {
+	p := map[string]any{"chat_id": in.Conversation, "text": channels.CommentPrompt(in.ApprovalID),
+		"reply_markup": map[string]any{"force_reply": true, "selective": true}}
+	if in.Thread != "" { // the card's forum topic
+		p["message_thread_id"], _ = strconv.ParseInt(in.Thread, 10, 64)
+	}
+	return c.call(ctx, "sendMessage", p, nil)
 }

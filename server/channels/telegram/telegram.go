@@ -87,6 +87,9 @@ func Parse(body []byte, botUsername string) (channels.Inbound, error) {
 		}
 		if d, id, ok := channels.ParseButtonData(cq.Data); ok {
 			in.Kind, in.Decision, in.ApprovalID = channels.KindDecision, d, id
+			if d == channels.Comment {
+				in.Kind, in.Decision = channels.KindCommentUI, ""
+			}
 		}
 		return in, nil
 	}
@@ -100,6 +103,14 @@ func Parse(body []byte, botUsername string) (channels.Inbound, error) {
 		in.Thread = strconv.FormatInt(m.MessageThreadID, 10)
 	}
 	text := m.Text
+	// A reply to the bot's comment prompt is the comment of a denial.
+	if r := m.ReplyTo; r != nil && r.From != nil && r.From.IsBot {
+		if id, ok := channels.ApprovalOfPrompt(r.Text); ok {
+			in.Kind, in.Decision, in.ApprovalID, in.Comment = channels.KindDecision, channels.Deny, id, text
+			in.MessageRef = strconv.FormatInt(r.MessageID, 10)
+			return in, nil
+		}
+	}
 	if m.Chat.Type == "private" {
 		in.Private = true
 	} else {

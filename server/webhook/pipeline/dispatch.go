@@ -114,6 +114,9 @@ func (p *Pipeline) dispatchOnce(ctx context.Context) (int, error) {
 	if runs {
 		p.d.WakeTasks()
 	}
+	if p.d.Dispatched != nil {
+		p.d.Dispatched(ctx, outs)
+	}
 	return len(events), nil
 }
 

@@ -60,6 +60,9 @@ type Deps struct {
 	// Telemetry hears of stored events, duplicates, verification failures
 	// and each group commit (nil: nothing is reported).
 	Telemetry telemetry.Webhooks
+	// Dispatched hears what each dispatch pass started, after its commit
+	// (nil: nobody): chat channels post the approvals and runs of rules.
+	Dispatched func(ctx context.Context, outs []store.DispatchOutcome)
 }
 
 // Pipeline is the receiver's state: the config cache, the ingest queue and

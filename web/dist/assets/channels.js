@@ -14,6 +14,8 @@ const CREDS = {
   whatsapp: [['access_token', 'Access token'], ['app_secret', 'App secret']],
 };
 const ids = (s) => (s || '').split(',').map((x) => x.trim()).filter(Boolean);
+// Setup steps carry long URLs: they wrap anywhere rather than widen a phone's page.
+const wrap = { overflowWrap: 'anywhere' };
 
 function Channels() {
   const r = useLoad((signal) => pj('/api/channels', { signal }));
@@ -33,7 +35,7 @@ function Channels() {
     ${made ? html`<div class="card secret-once" id="channel-made"><h2>Channel ${made.name} connected</h2>
       <${Copyable} label="Inbound URL" id="channel-made-url" value=${made.inbound_url} />
       ${Object.entries(made.generated || {}).map(([k, v]) => html`<${Copyable} label=${k + ' (shown once)'} id=${'channel-made-' + k} value=${v} />`)}
-      <ol>${made.setup_steps.map((s) => html`<li>${s}</li>`)}</ol>
+      <ol style=${wrap}>${made.setup_steps.map((s) => html`<li>${s}</li>`)}</ol>
       <button type="button" class="secondary" onClick=${() => setMade(null)}>Done</button></div>` : null}
     <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No channels yet.">${(d) => html`
       <div id="channels-list">${d.items.map((ch) => html`<${Channel} key=${ch.id} ch=${ch} reload=${r.reload} />`)}</div>`}</${Loaded}>
@@ -57,8 +59,8 @@ function Channel({ ch, reload }) {
   return html`<section class="card channel" data-channel-id=${ch.id} aria-label=${'Channel ' + ch.name}>
     <h2>${ch.name} <${Badge} s=${ch.platform} /> <${Badge} s=${ch.enabled ? 'enabled' : 'disabled'} /></h2>
     <${Copyable} label="Inbound URL" id=${'channel-url-' + ch.id} value=${ch.inbound_url} />
-    <details><summary>Setup steps</summary><ol>${ch.setup_steps.map((s) => html`<li>${s}</li>`)}</ol></details>
-    <p class="muted">${ch.allowed_chat_ids.length ? 'Allowed chats: ' + ch.allowed_chat_ids.join(', ') : 'Every chat allowed'}${ch.ignored_messages ? ' · ' + ch.ignored_messages + ' message(s) from other chats ignored' : ''}${ch.allow_unlinked ? ' · unlinked people may chat' : ''}</p>
+    <details><summary>Setup steps</summary><ol style=${wrap}>${ch.setup_steps.map((s) => html`<li>${s}</li>`)}</ol></details>
+    <p class="muted" style=${wrap}>${ch.allowed_chat_ids.length ? 'Allowed chats: ' + ch.allowed_chat_ids.join(', ') : 'Every chat allowed'}${ch.ignored_messages ? ' · ' + ch.ignored_messages + ' message(s) from other chats ignored' : ''}${ch.allow_unlinked ? ' · unlinked people may chat' : ''}</p>
     <div class="actions">
       <${Button} class="secondary channel-test" onClick=${async () => { setTest(await pj('/api/channels/' + ch.id + '/test', { method: 'POST' })); reload(); }}>Test<span class="visually-hidden"> ${ch.name}</span></${Button}>
       <${Button} class="secondary" onClick=${() => patch({ enabled: !ch.enabled })}>${ch.enabled ? 'Disable' : 'Enable'}<span class="visually-hidden"> ${ch.name}</span></${Button}>

@@ -10,9 +10,10 @@ import (
 
 // ApprovalHandler carries out an approved approval of one kind inside the
 // decision's transaction (so a decision and its effect commit together)
-// and returns what it did, as JSON. The tool-call kind plugs its own in:
+// and returns what it did, as JSON. The store carries out webhook_event
+// approvals itself; the tool-call kind plugs its own in:
 // s.approvalHandlers[store.ApprovalToolCall] = ...
-type ApprovalHandler func(ctx context.Context, tx *store.Tx, a *store.Approval) (result string, err error)
+type ApprovalHandler = store.ApproveFunc
 
 // ApprovalOut is an approval.
 type ApprovalOut struct {
@@ -140,12 +141,12 @@ func (s *Server) decide(c *Ctx, decision string) error {
 // the audit event (the chat channel a decision came from).
 func (s *Server) decideApproval(c *Ctx, id, decision, comment string, detail map[string]any) (*store.Approval, error) {
 	a, err := s.db.DecideApproval(c.Context(), c.OrgID(), c.ProjectID(), id, decision, c.ID.UserID, comment,
-		func(ctx context.Context, tx *store.Tx, a *store.Approval) (string, error) {
+		func(ctx context.Context, a *store.Approval) (string, error) {
 			h := s.approvalHandlers[a.Kind]
 			if h == nil {
 				return "", &store.Error{Code: store.EConflict, Message: "approvals of kind " + a.Kind + " cannot be carried out by this server", Reason: "approval_kind_unsupported"}
 			}
-			return h(ctx, tx, a)
+			return h(ctx, a)
 		})
 	if err != nil {
 		return nil, err
@@ -160,23 +161,4 @@ func (s *Server) decideApproval(c *Ctx, id, decision, comment string, detail map
 	c.Audit("approval."+decision, "success", "approval", id, d)
 	s.toolCallDecided(c.Context(), a)
 	return a, nil
-}
-
-// approveWebhookEvent is the webhook_event kind's handler: approving
-// dispatches the event to the rule's target task (the approval id is the
-// run's exactly-once key).
-func approveWebhookEvent(ctx context.Context, tx *store.Tx, a *store.Approval) (string, error) {
-	var subj struct {
-		TargetTaskID string `json:"target_task_id"`
-		Input        string `json:"input"`
-	}
-	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {
-		return "", err
-	}
-	sess, err := store.ApproveWebhookEventTx(ctx, tx, a, subj.TargetTaskID, subj.Input)
-	if err != nil {
-		return "", err
-	}
-	b, _ := json.Marshal(map[string]any{"session_id": sess.ID, "task_id": subj.TargetTaskID, "status": sess.Status})
-	return string(b), nil
 }

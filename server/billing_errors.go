@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/opsagent/opsagent/store"
@@ -66,4 +67,40 @@ func writeBillingError(w http.ResponseWriter, err error) bool {
 		return true
 	}
 	return false
+}
+
+// quotaGuarded names the routes whose create a plan's quota can refuse.
+var quotaGuarded = map[string]string{
+	"POST /api/projects":                           string(store.QuotaProjects),
+	"POST /api/tasks":                              string(store.QuotaEnabledTasks),
+	"PATCH /api/tasks/{task_id}":                   string(store.QuotaEnabledTasks),
+	"POST /api/connectors":                         string(store.QuotaConnectors),
+	"POST /api/channels":                           string(store.QuotaChannels),
+	"POST /api/organizations/{org_id}/invitations": string(store.QuotaMembers),
+	"POST /api/knowledge/documents":                string(store.QuotaKnowledgeBytes),
+	"PUT /api/knowledge/documents/by-name":         string(store.QuotaKnowledgeBytes),
+	"POST /api/webhooks/{task_id}":                 string(store.QuotaWebhookEvents),
+}
+
+// billingResponses documents the billing refusals of a route in OpenAPI:
+// the quota a create may hit, and the read-only state every change of a
+// past-due org meets once its grace period is over (billing routes and
+// sign-in excepted).
+func billingResponses(rt *Route, responses map[string]any, schema func(any) any) {
+	if rt.Method == http.MethodGet || rt.Method == http.MethodHead {
+		return
+	}
+	quota, guarded := quotaGuarded[rt.Method+" "+rt.Path]
+	exempt := rt.Auth == AuthNone || strings.HasPrefix(rt.Path, "/api/billing") || strings.HasPrefix(rt.Path, "/api/auth/")
+	if !guarded && exempt {
+		return
+	}
+	desc := "Payment required (billing): code billing_read_only, the organization's payment is past due beyond the grace period"
+	if guarded {
+		desc = "Payment required (billing): code quota_exceeded (quota " + quota + " of the org's plan, with limit and current use), feature_not_in_plan, or billing_read_only"
+		if store.QuotaKind(quota).Monthly() {
+			desc += "; over the monthly quota the answer is 429 with Retry-After (the start of the next UTC month) and code quota_exceeded"
+		}
+	}
+	responses["402"] = map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": schema(QuotaErrorOut{})}}}
 }

@@ -21,7 +21,8 @@ const tinyPlans = `[
   "limits": {"members": 3, "projects": 2, "enabled_tasks": 2, "connectors": 1, "channels": 1, "knowledge_bytes": 100,
              "webhook_events_per_month": 3, "agent_runs_per_month": 2}},
  {"id": "race", "name": "Race", "selectable": true,
-  "limits": {"projects": 5, "webhook_events_per_month": 4, "enabled_tasks": 6}},
+  "limits": {"projects": 5, "webhook_events_per_month": 4, "enabled_tasks": 6, "connectors": 3, "channels": 2,
+             "members": 4, "knowledge_bytes": 500}},
  {"id": "roomy", "name": "Roomy", "selectable": true, "limits": {"projects": 50}},
  {"id": "internal", "name": "Internal", "selectable": false, "limits": {}},
  {"id": "bare", "name": "Bare", "selectable": true, "features": ["webhooks"], "limits": {}},
@@ -219,6 +220,32 @@ func TestBillingQuotaRacing(t *testing.T) {
 	if ok := count(statuses, 201); ok != 5 {
 		t.Fatalf("enabled tasks: got %d created (%v), want 5", ok, statuses)
 	}
+
+	// The other counted quotas, each raced the same way.
+	race := func(what string, want int, send func(i int) int) {
+		t.Helper()
+		for i := range n {
+			wg.Add(1)
+			go func() { defer wg.Done(); statuses[i] = send(i) }()
+		}
+		wg.Wait()
+		if ok := count(statuses, 201); ok != want || count(statuses, 402) != n-want {
+			t.Fatalf("%s: got %v, want %d created and the rest 402", what, statuses, want)
+		}
+	}
+	race("connectors", 3, func(i int) int {
+		return c.do("POST", "/api/connectors", map[string]any{"name": fmt.Sprintf("edge-%d", i)}).Status
+	})
+	race("channels", 2, func(i int) int {
+		return c.do("POST", "/api/channels", map[string]any{"platform": "slack", "name": fmt.Sprintf("ops-%d", i),
+			"credentials": map[string]any{"bot_token": "xoxb-t", "signing_secret": slackSecret}}).Status
+	})
+	race("member seats", 3, func(i int) int { // the owner holds the fourth
+		return c.do("POST", "/api/organizations/"+org+"/invitations", map[string]any{"email": fmt.Sprintf("m%d@example.com", i), "role": "member"}).Status
+	})
+	race("knowledge bytes", 5, func(i int) int { // 100 bytes each, 500 allowed
+		return c.do("POST", "/api/knowledge/documents", map[string]any{"collection": "runbooks", "name": fmt.Sprintf("r%d.md", i), "content": strings.Repeat("x", 100)}).Status
+	})
 }
 
 func count(xs []int, v int) int {
@@ -279,5 +306,31 @@ func TestBillingPlanChanges(t *testing.T) {
 	ev := owner.must(200, "GET", "/api/audit-logs?action=billing.plan_changed", nil)
 	if !strings.Contains(string(ev.Body), `"race"`) {
 		t.Fatalf("plan change not audited: %s", ev.Body)
+	}
+}
+
+// Every quota-guarded route documents its 402 in OpenAPI, naming the quota.
+func TestBillingOpenAPIDocumentsQuotaRefusals(t *testing.T) {
+	env := newEnv(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Description string `json:"description"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	env.newClient().must(200, "GET", "/api/openapi.json", nil).decode(t, &doc)
+	for route, quota := range map[string]string{"post /api/projects": "projects", "post /api/tasks": "enabled_tasks",
+		"patch /api/tasks/{task_id}": "enabled_tasks", "post /api/connectors": "connectors", "post /api/channels": "channels",
+		"post /api/organizations/{org_id}/invitations": "members", "post /api/knowledge/documents": "knowledge_bytes",
+		"put /api/knowledge/documents/by-name": "knowledge_bytes", "post /api/webhooks/{task_id}": "webhook_events_per_month"} {
+		method, path, _ := strings.Cut(route, " ")
+		r, ok := doc.Paths[path][method].Responses["402"]
+		if !ok || !strings.Contains(r.Description, "quota "+quota) {
+			t.Errorf("%s: 402 %q does not name quota %s", route, r.Description, quota)
+		}
+	}
+	if _, ok := doc.Paths["/api/billing/portal"]["post"].Responses["402"]; ok {
+		t.Error("the billing routes stay open to a read-only org; no 402 documented there")
 	}
 }

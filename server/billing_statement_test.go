@@ -78,13 +78,16 @@ func TestBillingStatementsMatchRecordedData(t *testing.T) {
 	if st.Status != "closed" || st.PlanID != "metered" {
 		t.Fatalf("got status %s plan %s, want closed metered", st.Status, st.PlanID)
 	}
-	// What the database recorded, summed independently of the metering code
-	// (the deliveries dispatched the task: those runs count too).
+	// What the database recorded in that month, summed independently of the
+	// metering code (the deliveries dispatched the task: those runs count
+	// too, in the month their session was created).
+	start, end, _ := store.PeriodBounds(past)
+	inPast := ` AND created_at >= '` + store.TS(start) + `' AND created_at < '` + store.TS(end) + `'`
 	want := 10 + 3*2.0/1000
 	for _, p := range []string{p1, p2} {
 		var runs, tokens, cost float64
-		if err := env.DB.Reader().QueryRow(`SELECT count(*), SUM(tokens_in + tokens_out), SUM(cost) FROM agent_sessions WHERE project_id = ?`, p).
-			Scan(&runs, &tokens, &cost); err != nil {
+		if err := env.DB.Reader().QueryRow(`SELECT count(*), COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0)
+			FROM agent_sessions WHERE project_id = ?`+inPast, p).Scan(&runs, &tokens, &cost); err != nil {
 			t.Fatal(err)
 		}
 		for meter, want := range map[string]float64{"agent_runs": runs, "agent_tokens": tokens, "llm_cost_usd": cost} {
@@ -144,7 +147,7 @@ func TestBillingStatementsMatchRecordedData(t *testing.T) {
 	one := c.must(200, "POST", "/api/billing/usage/recompute?period="+past, nil).JSON()
 	two := c.must(200, "POST", "/api/billing/usage/recompute?period="+past, nil).JSON()
 	var runsLeft float64
-	if err := env.DB.Reader().QueryRow(`SELECT count(*) FROM agent_sessions WHERE org_id = ?`, org).Scan(&runsLeft); err != nil {
+	if err := env.DB.Reader().QueryRow(`SELECT count(*) FROM agent_sessions WHERE org_id = ?`+inPast, org).Scan(&runsLeft); err != nil {
 		t.Fatal(err)
 	}
 	if one["meters"].(map[string]any)["agent_runs"] != runsLeft || two["meters"].(map[string]any)["agent_runs"] != runsLeft {

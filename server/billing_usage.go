@@ -108,16 +108,23 @@ func usageOut(h *store.UsagePeriod, rows []store.MeterRow) UsageOut {
 	return UsageOut{Period: h.Period, Status: st, PlanID: h.PlanID, ComputedAt: h.ComputedAt, Meters: billing.Totals(rows)}
 }
 
-func (s *Server) meteredUsage(c *Ctx, force bool) error {
+// meterQuery meters the period a UsageQuery names (the current month when
+// none) for the caller's org; force recomputes an ended month too.
+func (s *Server) meterQuery(c *Ctx, force bool) (string, *store.UsagePeriod, []store.MeterRow, error) {
 	var q UsageQuery
 	if err := c.BindQuery(&q); err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	period, err := s.period(q.Period, "query", "period")
 	if err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	h, rows, err := s.billing.Meter(c.Context(), c.OrgID(), period, force)
+	return period, h, rows, err
+}
+
+func (s *Server) meteredUsage(c *Ctx, force bool) error {
+	period, h, rows, err := s.meterQuery(c, force)
 	if err != nil {
 		return err
 	}
@@ -178,15 +185,7 @@ func (s *Server) handleUsageHistory(c *Ctx) error {
 
 // handleUsageBreakdown is GET /api/billing/usage/breakdown.
 func (s *Server) handleUsageBreakdown(c *Ctx) error {
-	var q UsageQuery
-	if err := c.BindQuery(&q); err != nil {
-		return err
-	}
-	period, err := s.period(q.Period, "query", "period")
-	if err != nil {
-		return err
-	}
-	_, rows, err := s.billing.Meter(c.Context(), c.OrgID(), period, false)
+	period, _, rows, err := s.meterQuery(c, false)
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,7 @@ func (s *Server) openAPI() map[string]any {
 			op["x-max-body-bytes"] = limit
 			responses["413"] = errResp("Request body larger than x-max-body-bytes")
 		}
+		billingResponses(rt, responses, func(v any) any { return g.schema(reflect.TypeOf(v)) })
 		op["responses"] = responses
 		op["x-auth"] = [...]string{"none", "any", "human"}[rt.Auth]
 		if rt.Perm != "" {

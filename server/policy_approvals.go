@@ -132,7 +132,7 @@ func truncateText(s string, n int) string {
 
 // approveToolCall is the tool_call kind's handler, run inside the decision's
 // transaction: a call the rules now block cannot be approved (409).
-func (s *Server) approveToolCall(ctx context.Context, _ *store.Tx, a *store.Approval) (string, error) {
+func (s *Server) approveToolCall(ctx context.Context, a *store.Approval) (string, error) {
 	var subj ToolCallSubject
 	if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {
 		return "", err
@@ -233,32 +233,28 @@ func (s *Server) handleApproveAndRemember(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	var rule *store.Rule
-	a, err := s.db.DecideApproval(c.Context(), c.OrgID(), c.ProjectID(), id, store.ApprovalApproved, c.ID.UserID, req.Comment,
-		func(ctx context.Context, tx *store.Tx, a *store.Approval) (string, error) {
+	a, rule, err := s.db.ApproveRemembering(c.Context(), c.OrgID(), c.ProjectID(), id, c.ID.UserID, req.Comment,
+		func(a *store.Approval) (*store.Rule, error) {
 			if a.Kind != store.ApprovalToolCall {
-				return "", &store.Error{Code: store.EConflict, Message: "only tool calls can be remembered", Reason: "approval_not_rememberable"}
+				return nil, &store.Error{Code: store.EConflict, Message: "only tool calls can be remembered", Reason: "approval_not_rememberable"}
 			}
 			var subj ToolCallSubject
 			if err := json.Unmarshal([]byte(a.Subject), &subj); err != nil {
-				return "", err
+				return nil, err
 			}
-			rule = &store.Rule{OrgID: a.OrgID, ProjectID: a.ProjectID, Kind: store.RuleMustAlways, Effect: store.EffectAllow,
+			rule := &store.Rule{OrgID: a.OrgID, ProjectID: a.ProjectID, Kind: store.RuleMustAlways, Effect: store.EffectAllow,
 				Description: fmt.Sprintf("Pre-approved by a person (approval %s): %s", a.ID, truncateText(subj.Command, 300)),
 				Tool:        subj.Tool, MatchType: store.MatchGlob, Pattern: globEscape(subj.Command), Enabled: true,
 				SourceApprovalID: a.ID, CreatedBy: c.ID.UserID}
 			cr, err := compileRule(rule)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if !cr.matches(callView{Tool: subj.Tool, Rendered: toolRendered(subj)}) {
-				return "", &store.Error{Code: store.EConflict, Message: "this command chains or redirects shell commands, so no rule can pre-approve it; approve it once instead", Reason: "approval_not_rememberable"}
+				return nil, &store.Error{Code: store.EConflict, Message: "this command chains or redirects shell commands, so no rule can pre-approve it; approve it once instead", Reason: "approval_not_rememberable"}
 			}
-			if err := store.CreateRuleTx(ctx, tx, rule); err != nil {
-				return "", err
-			}
-			return s.approveToolCall(ctx, tx, a)
-		})
+			return rule, nil
+		}, s.approveToolCall)
 	if err != nil {
 		return err
 	}

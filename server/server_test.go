@@ -20,17 +20,7 @@ import (
 // while an event stream is told to end at once; Serve then returns nil.
 func TestShutdownDrainsRequestsAndEndsStreams(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db, err := store.Open(context.Background(), dir+"/opsagent.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second},
-		server.Deps{DB: db, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := unserved(t, server.Config{ShutdownTimeout: 10 * time.Second}, server.Deps{Logger: slog.New(slog.DiscardHandler)})
 	inSlow, inStream := make(chan struct{}), make(chan struct{})
 	server.AddRouteForTest(srv, &server.Route{Method: "GET", Path: "/api/test/slow", Auth: server.AuthNone, Status: 200,
 		Handle: func(c *server.Ctx) error {
@@ -119,20 +109,31 @@ func TestShutdownDrainsRequestsAndEndsStreams(t *testing.T) {
 // The server registers its own background work with the scheduler it is given.
 func TestServerRegistersItsJobs(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db, err := store.Open(context.Background(), dir+"/opsagent.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	logger := slog.New(slog.DiscardHandler)
 	jobs := scheduler.New(logger)
-	if _, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20}, server.Deps{DB: db, Jobs: jobs, Logger: logger}); err != nil {
-		t.Fatal(err)
-	}
+	unserved(t, server.Config{}, server.Deps{Jobs: jobs, Logger: logger})
 	if got := strings.Join(jobs.Jobs(), ","); got != "account-erasure,approval-expiry,channel-deliveries,heartbeats,purge-expired,retention,webhook-retention" {
 		t.Fatalf("jobs: got %s", got)
 	}
 	jobs.Start()
 	jobs.Stop()
+}
+
+// unserved builds a server over a fresh database in a temp dir without
+// serving it, for tests that add routes or read its jobs first and drive
+// Serve themselves; cfg gets the loopback address, the dir and 1 MiB bodies.
+func unserved(t *testing.T, cfg server.Config, deps server.Deps) *server.Server {
+	t.Helper()
+	cfg.Addr, cfg.DataDir, cfg.MaxBodyBytes = "127.0.0.1:0", t.TempDir(), 1<<20
+	db, err := store.Open(context.Background(), cfg.DataDir+"/opsagent.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	deps.DB = db
+	srv, err := server.New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }

@@ -14,7 +14,7 @@ func (s *Server) installWebhooks() {
 	s.wh = pipeline.New(pipeline.Deps{DB: s.db, Secrets: s.secrets, WakeTasks: func() { s.tasks.Wake() },
 		Archive: s.archiveIncident, Windows: s.activeWindow, Logger: s.log, Now: func() time.Time { return s.Now() }, Telemetry: s.metrics,
 		Dispatched: s.webhookDispatchedToChat})
-	s.approvalHandlers = map[string]ApprovalHandler{"webhook_event": approveWebhookEvent}
+	s.approvalHandlers = map[string]ApprovalHandler{} // webhook_event approvals the store carries out
 	if s.incidentArchiver == nil {
 		s.incidentArchiver = ragArchiver{kb: s.rag}
 	}

@@ -129,16 +129,40 @@ func (db *DB) FindApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, 
 	return out, total, err
 }
 
-// ApproveFunc carries out an approved approval inside the decision's
-// transaction, so the decision and its effect commit together; it returns
-// the result to record (JSON).
-type ApproveFunc func(ctx context.Context, tx *Tx, a *Approval) (result string, err error)
+// ApproveFunc carries out an approved approval of a kind whose effect lies
+// outside the store (tool_call: the server's policy has the last word). It
+// runs inside the decision's transaction, so a refusal undoes the decision,
+// and returns the result to record (JSON).
+type ApproveFunc func(ctx context.Context, a *Approval) (result string, err error)
 
 // DecideApproval records a decision (approved or denied) once. Deciding an
 // expired or already decided approval is a conflict; another project's
-// approval is not found. On approval, run (when not nil) executes in the
-// same transaction.
+// approval is not found. Approving a webhook_event dispatches the event to
+// the approved task in the same transaction (exactly once per approval);
+// approving any other kind runs run (when not nil) there.
 func (db *DB) DecideApproval(ctx context.Context, orgID, projectID, id, decision, userID, comment string, run ApproveFunc) (*Approval, error) {
+	return db.decideApproval(ctx, orgID, projectID, id, decision, userID, comment, nil, run)
+}
+
+// ApproveRemembering approves like DecideApproval and, in the same
+// transaction, adds the rule remember builds from the approval (the caller
+// refuses approvals it cannot turn into a rule by returning an error). It
+// returns the approval and the rule.
+func (db *DB) ApproveRemembering(ctx context.Context, orgID, projectID, id, userID, comment string,
+	remember func(a *Approval) (*Rule, error), run ApproveFunc) (*Approval, *Rule, error) {
+	var rule *Rule
+	a, err := db.decideApproval(ctx, orgID, projectID, id, ApprovalApproved, userID, comment, func(tx *Tx, a *Approval) error {
+		var err error
+		if rule, err = remember(a); err != nil {
+			return err
+		}
+		return createRuleTx(ctx, tx, rule)
+	}, run)
+	return a, rule, err
+}
+
+func (db *DB) decideApproval(ctx context.Context, orgID, projectID, id, decision, userID, comment string,
+	before func(tx *Tx, a *Approval) error, run ApproveFunc) (*Approval, error) {
 	var out *Approval
 	err := db.Write(ctx, func(tx *Tx) error {
 		a, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ? AND org_id = ? AND project_id = ?`,
@@ -153,8 +177,19 @@ func (db *DB) DecideApproval(ctx context.Context, orgID, projectID, id, decision
 		a.Status, a.DecidedBy, a.Comment, a.UpdatedAt = decision, userID, comment, tx.Now
 		now := tx.Now
 		a.DecidedAt = &now
-		if decision == ApprovalApproved && run != nil {
-			if a.Result, err = run(ctx, tx, a); err != nil {
+		if decision == ApprovalApproved {
+			if before != nil {
+				if err := before(tx, a); err != nil {
+					return err
+				}
+			}
+			switch {
+			case a.Kind == ApprovalWebhookEvent:
+				a.Result, err = approveWebhookEventTx(ctx, tx, a)
+			case run != nil:
+				a.Result, err = run(ctx, a)
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -108,3 +108,25 @@ func TestRefreshGroupCommit(t *testing.T) {
 		t.Fatalf("unknown session: %+v", r)
 	}
 }
+
+// A panic inside a batch fails that batch and leaves the group commit
+// usable: the next request leads and commits.
+func TestGroupCommitSurvivesAPanic(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	g := &groupCommit[int, int]{max: 8, run: func(ctx context.Context, tx *Tx, reqs []int, res []int) error {
+		for i, r := range reqs {
+			if r < 0 {
+				panic("negative")
+			}
+			res[i] = r * 2
+		}
+		return nil
+	}}
+	if _, err := g.do(ctx, db, -1); err == nil {
+		t.Fatal("a panicking batch reported no error")
+	}
+	if v, err := g.do(ctx, db, 21); err != nil || v != 42 {
+		t.Fatalf("after the panic: %d %v", v, err)
+	}
+}

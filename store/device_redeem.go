@@ -92,9 +92,10 @@ func (db *DB) RedeemDeviceGrant(ctx context.Context, codeHash []byte, l *NewLogi
 	return out, err
 }
 
-// loginOrgTx picks the org a new access token acts in: the user's current
-// org if they are still a member, else their oldest membership (which
-// becomes current).
+// loginOrgTx picks the org a new access token acts in, as a refresh does
+// (RefreshAuthSession, with its prepared statements): the user's current org
+// if they are still a member, else their oldest membership (which becomes
+// current).
 func loginOrgTx(ctx context.Context, tx *Tx, u *User) (string, error) {
 	if u.CurrentOrgID != "" {
 		var n int
@@ -106,7 +107,7 @@ func loginOrgTx(ctx context.Context, tx *Tx, u *User) (string, error) {
 		}
 	}
 	var org string
-	err := tx.QueryRowContext(ctx, `SELECT org_id FROM org_members WHERE user_id = ? ORDER BY created_at LIMIT 1`, u.ID).Scan(&org)
+	err := tx.QueryRowContext(ctx, queryOldestOrg, u.ID).Scan(&org) // the refresh's choice too
 	if err != nil {
 		return "", Errorf(EUnauthorized, "account has no organization")
 	}

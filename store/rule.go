@@ -113,8 +113,8 @@ func (db *DB) FindRule(ctx context.Context, orgID, projectID, id string) (*Rule,
 		WHERE id = ? AND org_id = ? AND COALESCE(project_id, '') = ?`, id, orgID, projectID))
 }
 
-// CreateRuleTx inserts r (id and times filled), refusing past MaxRulesPerScope.
-func CreateRuleTx(ctx context.Context, tx *Tx, r *Rule) error {
+// createRuleTx inserts r (id and times filled), refusing past MaxRulesPerScope.
+func createRuleTx(ctx context.Context, tx *Tx, r *Rule) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM rules WHERE org_id = ? AND COALESCE(project_id, '') = ?`,
 		r.OrgID, r.ProjectID).Scan(&n); err != nil {
@@ -136,7 +136,7 @@ func CreateRuleTx(ctx context.Context, tx *Tx, r *Rule) error {
 
 // CreateRule inserts r in its own transaction.
 func (db *DB) CreateRule(ctx context.Context, r *Rule) error {
-	return db.Write(ctx, func(tx *Tx) error { return CreateRuleTx(ctx, tx, r) })
+	return db.Write(ctx, func(tx *Tx) error { return createRuleTx(ctx, tx, r) })
 }
 
 // UpdateRule applies p to a rule of exactly this scope; check validates the

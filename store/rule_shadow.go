@@ -110,7 +110,7 @@ func (db *DB) PromoteShadowRule(ctx context.Context, orgID, projectID, id, userI
 		}
 		r := sr.Rule
 		r.CreatedBy = userID
-		if err := CreateRuleTx(ctx, tx, &r); err != nil {
+		if err := createRuleTx(ctx, tx, &r); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM shadow_rules WHERE id = ?`, id); err != nil {

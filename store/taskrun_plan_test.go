@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -14,21 +13,7 @@ func TestActiveRunCheckSeeksItsIndex(t *testing.T) {
 	if SessionPending != "pending" || SessionRunning != "running" {
 		t.Fatal("queryTaskActiveRun spells the active statuses literally; update it")
 	}
-	rows, err := db.w.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+queryTaskActiveRun, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if got := strings.Join(plan, "; "); !strings.Contains(got, "agent_sessions_task_active") {
+	if got := queryPlan(t, db, queryTaskActiveRun, "t"); !strings.Contains(got, "agent_sessions_task_active") {
 		t.Fatalf("active-run plan: %q, want the partial index agent_sessions_task_active", got)
 	}
 }

@@ -13,7 +13,18 @@ import (
 func TestDedupeLookupSeeksItsIndex(t *testing.T) {
 	sqliteOnly(t) // SQLite's planner; PostgreSQL plans with statistics
 	db, _ := openTemp(t)
-	rows, err := db.w.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+queryDedupe, "t", "h", "2026-01-01T00:00:00Z")
+	got := queryPlan(t, db, queryDedupe, "t", "h", "2026-01-01T00:00:00Z")
+	if !strings.Contains(got, "webhook_events_dedupe (task_id=? AND dedupe_hash=? AND received_at>?)") ||
+		strings.Contains(got, "TEMP B-TREE") {
+		t.Fatalf("dedupe plan: got %q, want a seek on webhook_events_dedupe over task, hash and time", got)
+	}
+}
+
+// queryPlan is SQLite's plan of query on the writer connection, its steps
+// joined by "; ".
+func queryPlan(t *testing.T, db *DB, query string, args ...any) string {
+	t.Helper()
+	rows, err := db.w.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,9 +38,8 @@ func TestDedupeLookupSeeksItsIndex(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	got := strings.Join(plan, "; ")
-	if !strings.Contains(got, "webhook_events_dedupe (task_id=? AND dedupe_hash=? AND received_at>?)") ||
-		strings.Contains(got, "TEMP B-TREE") {
-		t.Fatalf("dedupe plan: got %q, want a seek on webhook_events_dedupe over task, hash and time", got)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return strings.Join(plan, "; ")
 }

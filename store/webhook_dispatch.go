@@ -282,36 +282,6 @@ func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID
 	return s, nil
 }
 
-// ApproveWebhookEventTx carries out an approved webhook_event approval:
-// the event is dispatched to the approved target, exactly once per approval.
-func ApproveWebhookEventTx(ctx context.Context, tx *Tx, a *Approval, targetTaskID, input string) (*AgentSession, error) {
-	task, err := findTask(ctx, tx, a.OrgID, a.ProjectID, targetTaskID)
-	if err != nil {
-		return nil, &Error{Code: EConflict, Message: "the task this approval would run no longer exists", Reason: "target_task_gone"}
-	}
-	s, err := RecordWebhookRunTx(ctx, tx, task, "approval:"+a.ID, input, a.DecidedBy)
-	if err != nil {
-		return nil, err
-	}
-	if a.EventID != "" {
-		var raw string
-		err := tx.QueryRowContext(ctx, `SELECT dispatch FROM webhook_events WHERE id = ? AND org_id = ?`, a.EventID, a.OrgID).Scan(&raw)
-		if err == nil {
-			var items []DispatchItem
-			_ = json.Unmarshal([]byte(raw), &items)
-			items = append(items, DispatchItem{Kind: "run", ID: s.ID, TaskID: task.ID, RuleID: a.RuleID, Status: s.Status, Reason: "approved"})
-			b, _ := json.Marshal(items)
-			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET dispatch = ?, status = CASE WHEN status = ? THEN ? ELSE status END
-				WHERE id = ?`, string(b), EventApprovalPending, EventDispatched, a.EventID); err != nil {
-				return nil, err
-			}
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
 // Correlation's statements (prepared on the writer connection by ingest).
 var queryOpenIncidentByKey = `SELECT ` + prefixed("i.", incidentCols) + ` FROM incident_keys k
 	JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"filippo.io/age"
 )
@@ -138,11 +139,23 @@ func TestLeftoverTempFilesRemoved(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "vault")
 	openVault(t, dir, "")
 	leftover := filepath.Join(dir, ".keyring-123.tmp")
-	if err := os.WriteFile(leftover, []byte("AGE-SECRET-KEY-1..."), 0o600); err != nil {
+	inFlight := filepath.Join(dir, ".keyring-456.tmp")
+	for _, p := range []string{leftover, inFlight} {
+		if err := os.WriteFile(p, []byte("AGE-SECRET-KEY-1..."), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * tempGrace)
+	if err := os.Chtimes(leftover, old, old); err != nil {
 		t.Fatal(err)
 	}
 	openVault(t, dir, "")
 	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("leftover temp file: got %v, want it removed", err)
+	}
+	// A fresh temporary file may be another process's write in flight (a
+	// rotate while the server reloads its keyring): it stays.
+	if _, err := os.Stat(inFlight); err != nil {
+		t.Errorf("in-flight temp file: got %v, want it kept", err)
 	}
 }

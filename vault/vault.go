@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Errors returned by the vault. Callers test them with errors.Is; the
@@ -71,6 +72,8 @@ const (
 	// tempPattern names the temporary files of atomic writes; leftovers of a
 	// crash may hold key material and are removed at the next Open.
 	tempPattern = ".keyring-*.tmp"
+	// tempGrace is how old a temporary file must be before tidy removes it.
+	tempGrace = time.Minute
 	// defaultScryptLogN is age's own default (about a second, 256 MiB), paid
 	// once per Open and once per Rotate/Retire of a wrapped keyring.
 	defaultScryptLogN = 18
@@ -180,6 +183,12 @@ func (v *Vault) tidy() {
 	}
 	leftovers, _ := filepath.Glob(filepath.Join(v.dir, tempPattern))
 	for _, p := range leftovers {
+		// A fresh one may be another process's write in flight (`opsagent
+		// vault rotate` while the server reloads): only a file left for a
+		// while is a crash's leftover.
+		if fi, err := os.Stat(p); err != nil || time.Since(fi.ModTime()) < tempGrace {
+			continue
+		}
 		if err := os.Remove(p); err == nil {
 			v.logger.Warn("vault: removed a temporary file left by an interrupted write", "path", p)
 		}

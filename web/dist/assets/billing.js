@@ -71,10 +71,15 @@ function Statements() {
       ${open ? html`<${Statement} period=${open} />` : null}`}</${Loaded}></section>`;
 }
 
+// Stripe Checkout sends the customer back with ?checkout=success or cancelled.
+const checkoutNote = { success: 'Thank you: the new plan applies as soon as Stripe confirms the payment.', cancelled: 'Checkout was cancelled; nothing changed.' };
+
 function Billing() {
   const r = useLoad((signal) => api('/api/billing', { signal }), []);
+  const back = checkoutNote[new URLSearchParams(location.search).get('checkout')];
   return html`<div class="page" id="billing-page"><div class="heading"><h1>Billing</h1>
     ${r.data && r.data.stripe ? html`<div class="actions"><${Button} id="billing-portal" class="secondary" onClick=${async () => { const p = await api('/api/billing/portal', { method: 'POST' }); window.location.assign(p.url); }}>Payment and invoices</${Button}></div>` : null}</div>
+    ${back ? html`<p role="status" id="billing-checkout">${back}</p>` : null}
     <${Loaded} r=${r}>${(b) => html`
       ${b.read_only ? html`<p class="error" role="alert" id="billing-readonly">The payment is past due beyond the grace period: the organization is read-only until it is paid. Nothing is deleted.</p>` : null}
       ${b.status === 'past_due' && !b.read_only ? html`<p class="error" role="alert">The last payment failed. Everything keeps working until ${new Date(b.grace_ends_at).toLocaleString()}.</p>` : null}

@@ -52,7 +52,7 @@ CREATE TRIGGER billing_connectors_del AFTER DELETE ON connectors FOR EACH ROW EX
 
 CREATE FUNCTION billing_counts_org_gone() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	DELETE FROM billing_counts WHERE org_id = OLD.id; -- OLD.org_id in the SQLite twin: no such column (reported)
+	DELETE FROM billing_counts WHERE org_id = OLD.id;
 	RETURN NULL;
 END $$;
 CREATE TRIGGER billing_counts_org_del AFTER DELETE ON organizations FOR EACH ROW EXECUTE FUNCTION billing_counts_org_gone();

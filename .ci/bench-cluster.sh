@@ -14,7 +14,8 @@ work=$(mktemp -d)
 pids=()
 dbs=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  # serve runs in a command substitution (a subshell): its servers' pids are in $work/pids.
+  for p in "${pids[@]}" $(cat "$work/pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
   for d in "${dbs[@]}"; do psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
@@ -27,7 +28,7 @@ serve() { # dir [database-url] -> addr
   local dir=$1 url=${2:-} port; port=$(free)
   if [ -n "$url" ]; then "$work/opsagent" serve --addr 127.0.0.1:$port --data-dir "$dir" --database-url "$url" --log-level warn >"$dir.log" 2>&1 &
   else "$work/opsagent" serve --addr 127.0.0.1:$port --data-dir "$dir" --log-level warn >"$dir.log" 2>&1 & fi
-  pids+=($!)
+  echo $! >>"$work/pids"
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
   echo "127.0.0.1:$port"
 }

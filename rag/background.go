@@ -49,15 +49,12 @@ func OpenInBackground(ctx context.Context, dir string, opts Options) (*Store, er
 
 // await waits for a background load (up to LoadWait) and reports its failure.
 func (s *Store) await(ctx context.Context) error {
+	// Loaded already (or never in the background): no timer. A failed load
+	// wraps its cause, so it never is ErrLoading itself.
+	if err := s.loaded(); err != ErrLoading {
+		return err
+	}
 	l := s.loading
-	if l == nil {
-		return nil
-	}
-	select {
-	case <-l.done:
-		return l.err
-	default:
-	}
 	t := time.NewTimer(s.opts.LoadWait)
 	defer t.Stop()
 	select {

@@ -246,14 +246,7 @@ func TestE2EBudgetStopsARunAndShowsSpendAgainstCap(t *testing.T) {
 		t.Fatalf("put budget: %v", b)
 	}
 	sid, evs := e.chat(t, "why is the api slow?")
-	done := lastOf(t, evs, "done")
-	reason, _ := done.Data["reason"].(string)
-	if done.Data["status"] != "failed" || !strings.Contains(reason, "cap of 50 tokens") {
-		t.Fatalf("done: %v", done.Data)
-	}
-	if errEv := lastOf(t, evs, "error"); errEv.Data["code"] != "budget_exceeded" {
-		t.Fatalf("error event: %v", errEv.Data)
-	}
+	wantBudgetStop(t, evs, "cap of 50 tokens")
 	d := e.c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
 	if d["status"] != "failed" || !strings.Contains(d["reason"].(string), "cap of 50 tokens") || d["tokens_in"].(float64) != 100 {
 		t.Fatalf("session detail: %v", d)

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/opsagent/opsagent/server"
@@ -23,14 +22,7 @@ func TestBillingAgentRunsStopAtMonthlyCap(t *testing.T) {
 		}
 	}
 	_, evs := c.stream("POST", "/api/chat", map[string]any{"message": "and again"}, 0, nil)
-	done := lastOf(t, evs, "done")
-	reason, _ := done.Data["reason"].(string)
-	if done.Data["status"] != "failed" || !strings.Contains(reason, "monthly cap of 2 agent runs") {
-		t.Fatalf("run over the cap: %v", done.Data)
-	}
-	if e := lastOf(t, evs, "error"); e.Data["code"] != "budget_exceeded" {
-		t.Fatalf("error event: %v", e.Data)
-	}
+	wantBudgetStop(t, evs, "monthly cap of 2 agent runs")
 	if n := len(fake.Requests()); n != 2 {
 		t.Fatalf("the model was called %d times, want 2 (none past the cap)", n)
 	}

@@ -162,13 +162,19 @@ func (s *Server) history(ctx context.Context, orgID string, months int) ([]store
 	return ps, nil
 }
 
-// handleUsageHistory is GET /api/billing/usage/history.
-func (s *Server) handleUsageHistory(c *Ctx) error {
+// historyQuery is history for the caller's org over the months a
+// UsageHistoryQuery names (the usage history and the statement list share it).
+func (s *Server) historyQuery(c *Ctx) ([]store.UsagePeriod, error) {
 	var q UsageHistoryQuery
 	if err := c.BindQuery(&q); err != nil {
-		return err
+		return nil, err
 	}
-	ps, err := s.history(c.Context(), c.OrgID(), q.Months)
+	return s.history(c.Context(), c.OrgID(), q.Months)
+}
+
+// handleUsageHistory is GET /api/billing/usage/history.
+func (s *Server) handleUsageHistory(c *Ctx) error {
+	ps, err := s.historyQuery(c)
 	if err != nil {
 		return err
 	}
@@ -203,11 +209,7 @@ func (s *Server) handleUsageBreakdown(c *Ctx) error {
 
 // handleListStatements is GET /api/billing/statements.
 func (s *Server) handleListStatements(c *Ctx) error {
-	var q UsageHistoryQuery
-	if err := c.BindQuery(&q); err != nil {
-		return err
-	}
-	ps, err := s.history(c.Context(), c.OrgID(), q.Months)
+	ps, err := s.historyQuery(c)
 	if err != nil {
 		return err
 	}

@@ -65,11 +65,7 @@ func (s *Server) handleGetRuleChannel(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.db.FindChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), "rule", id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(200, taskChannelOut(t))
+	return s.getChannelTarget(c, "rule", id)
 }
 
 // handlePutRuleChannel is PUT /api/tasks/{task_id}/webhook/rules/{rule_id}/channel.
@@ -82,15 +78,7 @@ func (s *Server) handlePutRuleChannel(c *Ctx) error {
 	if err := c.Bind(&req); err != nil {
 		return err
 	}
-	if !store.ValidID(req.ChannelID) {
-		return store.NotFound("channel")
-	}
-	t := &store.ChannelTarget{OrgID: c.OrgID(), ProjectID: c.ProjectID(), ChannelID: req.ChannelID, TargetType: "rule", TargetID: id, Conversation: req.Conversation}
-	if err := s.db.SetChannelTarget(c.Context(), t); err != nil {
-		return err
-	}
-	c.Audit("webhook_rule.channel_set", "success", "webhook_rule", id, map[string]any{"channel_id": req.ChannelID, "conversation": req.Conversation})
-	return c.JSON(200, taskChannelOut(t))
+	return s.setChannelTarget(c, req, "rule", id, "webhook_rule")
 }
 
 // handleDeleteRuleChannel is DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}/channel.
@@ -99,11 +87,7 @@ func (s *Server) handleDeleteRuleChannel(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.db.DeleteChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), "rule", id); err != nil {
-		return err
-	}
-	c.Audit("webhook_rule.channel_removed", "success", "webhook_rule", id, nil)
-	return c.NoContent()
+	return s.deleteChannelTarget(c, "rule", id, "webhook_rule")
 }
 
 func taskChannelOut(t *store.ChannelTarget) TaskChannelOut {
@@ -116,11 +100,7 @@ func (s *Server) handleGetTaskChannel(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.db.FindChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), "task", id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(200, taskChannelOut(t))
+	return s.getChannelTarget(c, "task", id)
 }
 
 // handlePutTaskChannel is PUT /api/tasks/{task_id}/channel.
@@ -136,15 +116,7 @@ func (s *Server) handlePutTaskChannel(c *Ctx) error {
 	if _, err := s.db.FindTaskByID(c.Context(), c.OrgID(), c.ProjectID(), id); err != nil {
 		return err
 	}
-	if !store.ValidID(req.ChannelID) {
-		return store.NotFound("channel")
-	}
-	t := &store.ChannelTarget{OrgID: c.OrgID(), ProjectID: c.ProjectID(), ChannelID: req.ChannelID, TargetType: "task", TargetID: id, Conversation: req.Conversation}
-	if err := s.db.SetChannelTarget(c.Context(), t); err != nil {
-		return err
-	}
-	c.Audit("task.channel_set", "success", "task", id, map[string]any{"channel_id": req.ChannelID, "conversation": req.Conversation})
-	return c.JSON(200, taskChannelOut(t))
+	return s.setChannelTarget(c, req, "task", id, "task")
 }
 
 // handleDeleteTaskChannel is DELETE /api/tasks/{task_id}/channel.
@@ -153,10 +125,39 @@ func (s *Server) handleDeleteTaskChannel(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.db.DeleteChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), "task", id); err != nil {
+	return s.deleteChannelTarget(c, "task", id, "task")
+}
+
+// A task's and a routing rule's chat targets differ only in what they point
+// at (targetType) and how the audit log names it (resource); the handlers
+// above check the path (and for a task the body first, then the task) and
+// share reading, setting and removing the target.
+
+func (s *Server) getChannelTarget(c *Ctx, targetType, id string) error {
+	t, err := s.db.FindChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), targetType, id)
+	if err != nil {
 		return err
 	}
-	c.Audit("task.channel_removed", "success", "task", id, nil)
+	return c.JSON(200, taskChannelOut(t))
+}
+
+func (s *Server) setChannelTarget(c *Ctx, req TaskChannelIn, targetType, id, resource string) error {
+	if !store.ValidID(req.ChannelID) {
+		return store.NotFound("channel")
+	}
+	t := &store.ChannelTarget{OrgID: c.OrgID(), ProjectID: c.ProjectID(), ChannelID: req.ChannelID, TargetType: targetType, TargetID: id, Conversation: req.Conversation}
+	if err := s.db.SetChannelTarget(c.Context(), t); err != nil {
+		return err
+	}
+	c.Audit(resource+".channel_set", "success", resource, id, map[string]any{"channel_id": req.ChannelID, "conversation": req.Conversation})
+	return c.JSON(200, taskChannelOut(t))
+}
+
+func (s *Server) deleteChannelTarget(c *Ctx, targetType, id, resource string) error {
+	if err := s.db.DeleteChannelTarget(c.Context(), c.OrgID(), c.ProjectID(), targetType, id); err != nil {
+		return err
+	}
+	c.Audit(resource+".channel_removed", "success", resource, id, nil)
 	return c.NoContent()
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	sse "github.com/tmaxmax/go-sse"
@@ -109,4 +110,18 @@ func lastOf(t *testing.T, evs []sseEvent, typ string) sseEvent {
 	}
 	t.Fatalf("no %s event in %v", typ, types(evs))
 	return sseEvent{}
+}
+
+// wantBudgetStop asserts a turn a budget stopped: its done event failed with
+// a reason naming the cap (capText), and its error event is budget_exceeded.
+func wantBudgetStop(t *testing.T, evs []sseEvent, capText string) {
+	t.Helper()
+	done := lastOf(t, evs, "done")
+	reason, _ := done.Data["reason"].(string)
+	if done.Data["status"] != "failed" || !strings.Contains(reason, capText) {
+		t.Fatalf("done (want failed, reason with %q): %v", capText, done.Data)
+	}
+	if e := lastOf(t, evs, "error"); e.Data["code"] != "budget_exceeded" {
+		t.Fatalf("error event: %v", e.Data)
+	}
 }

@@ -17,6 +17,27 @@ func incidentsOf(t *testing.T, c *client) []map[string]any {
 	return page.Items
 }
 
+// sweep runs the heartbeat sweep n times, as its ticker would: a second run
+// over the same misses must change nothing.
+func sweep(t *testing.T, env *testEnv, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if err := env.Srv.RunHeartbeatSweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// restartLater restarts the server on its database with the fake clock d
+// later (the process was down that long) and points owner at it.
+func restartLater(env *testEnv, owner *client, d time.Duration) *testEnv {
+	next := env.Restart(openSignup)
+	next.UseClock()
+	next.Advance(d)
+	owner.env = next
+	return next
+}
+
 func TestHeartbeatMissOpensOneIncidentAcrossRestart(t *testing.T) {
 	env := newEnv(t, openSignup)
 	env.UseClock()
@@ -58,26 +79,15 @@ func TestHeartbeatMissOpensOneIncidentAcrossRestart(t *testing.T) {
 
 	// Inside period + grace nothing happens.
 	env.Advance(time.Hour + 4*time.Minute)
-	if err := env.Srv.RunHeartbeatSweep(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sweep(t, env, 1)
 	if n := len(incidentsOf(t, owner)); n != 0 {
 		t.Fatalf("incidents before the deadline: %d", n)
 	}
 	// Past it: exactly one incident, however often the sweep runs, also after a restart.
 	env.Advance(2 * time.Minute)
-	for i := 0; i < 3; i++ {
-		if err := env.Srv.RunHeartbeatSweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env2 := env.Restart(openSignup)
-	env2.UseClock()
-	env2.Advance(3 * time.Hour)
-	owner.env = env2
-	if err := env2.Srv.RunHeartbeatSweep(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sweep(t, env, 3)
+	env2 := restartLater(env, owner, 3*time.Hour)
+	sweep(t, env2, 1)
 	incs := incidentsOf(t, owner)
 	if len(incs) != 1 || incs[0]["provider"] != "heartbeat" || incs[0]["session_id"] == nil {
 		t.Fatalf("want one heartbeat incident with a run, got %v", incs)
@@ -106,9 +116,7 @@ func TestHeartbeatMissOpensOneIncidentAcrossRestart(t *testing.T) {
 	}
 	anon2.must(200, "POST", "/api/ping/"+secret+"/fail", nil)
 	anon2.must(200, "POST", "/api/ping/"+secret+"/fail", nil)
-	if err := env2.Srv.RunHeartbeatSweep(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sweep(t, env2, 1)
 	incs = incidentsOf(t, owner)
 	open := 0
 	for _, i := range incs {
@@ -155,22 +163,10 @@ func TestHeartbeatMissedWhileStopped(t *testing.T) {
 	owner, _ := env.apiKey(t, human, map[string]any{"name": "ops", "scopes": []string{"*"}})
 	owner.Project = project
 	created := owner.must(201, "POST", "/api/heartbeats", map[string]any{"name": "hourly", "schedule": "0 * * * *", "grace_seconds": 600}).JSON()
-	env2 := env.Restart(openSignup)
-	env2.UseClock()
-	env2.Advance(3 * time.Hour)
-	owner.env = env2
-	for i := 0; i < 3; i++ {
-		if err := env2.Srv.RunHeartbeatSweep(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env3 := env2.Restart(openSignup)
-	env3.UseClock()
-	env3.Advance(6 * time.Hour)
-	owner.env = env3
-	if err := env3.Srv.RunHeartbeatSweep(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	env2 := restartLater(env, owner, 3*time.Hour)
+	sweep(t, env2, 3)
+	env3 := restartLater(env2, owner, 6*time.Hour)
+	sweep(t, env3, 1)
 	if incs := incidentsOf(t, owner); len(incs) != 1 {
 		t.Fatalf("want one incident, got %v", incs)
 	}

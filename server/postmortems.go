@@ -229,13 +229,20 @@ func (s *Server) handleListPostmortems(c *Ctx) error {
 	return c.JSON(200, page)
 }
 
-// handleGetPostmortem is GET /api/postmortems/{incident_id}.
-func (s *Server) handleGetPostmortem(c *Ctx) error {
+// postmortemParam reads the path's incident_id and the caller's project's
+// postmortem of it (404 for another project's or org's incident).
+func (s *Server) postmortemParam(c *Ctx) (string, *store.Postmortem, error) {
 	id, err := c.IDParam("incident_id")
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	p, err := s.db.FindPostmortem(c.Context(), c.OrgID(), c.ProjectID(), id)
+	return id, p, err
+}
+
+// handleGetPostmortem is GET /api/postmortems/{incident_id}.
+func (s *Server) handleGetPostmortem(c *Ctx) error {
+	_, p, err := s.postmortemParam(c)
 	if err != nil {
 		return err
 	}
@@ -268,11 +275,7 @@ func (s *Server) handleDraftPostmortem(c *Ctx) error {
 // handlePublishPostmortem is POST /api/postmortems/{incident_id}/publish:
 // the document keeps its (edited) text and is tagged published.
 func (s *Server) handlePublishPostmortem(c *Ctx) error {
-	id, err := c.IDParam("incident_id")
-	if err != nil {
-		return err
-	}
-	p, err := s.db.FindPostmortem(c.Context(), c.OrgID(), c.ProjectID(), id)
+	id, p, err := s.postmortemParam(c)
 	if err != nil {
 		return err
 	}

@@ -110,15 +110,7 @@ func (db *DB) FindBillingAccounts(ctx context.Context) ([]*BillingAccount, error
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*BillingAccount
-	for rows.Next() {
-		a, err := scanBillingAccount(rows, "")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return collectPtrs(rows, func(r rowScanner) (*BillingAccount, error) { return scanBillingAccount(r, "") })
 }
 
 // UpdateBillingAccount reads org's account inside one write transaction,

@@ -19,23 +19,11 @@ func TestBillingCountsFollowRows(t *testing.T) {
 			OverlapPolicy: "queue", Timezone: "UTC", AgentType: "default"}
 	}
 	err := db.Write(ctx, func(tx *Tx) error {
-		u := &User{Email: "count@example.com", Name: "c"}
-		if err := createUserTx(ctx, tx, u); err != nil {
+		o, ps, err := seedOrgTx(ctx, tx, "count", "a", "b")
+		if err != nil {
 			return err
 		}
-		o := &Organization{Name: "count"}
-		if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
-			return err
-		}
-		org = o.ID
-		a, b := &Project{OrgID: org, Name: "a"}, &Project{OrgID: org, Name: "b"}
-		if err := createProjectTx(ctx, tx, a); err != nil {
-			return err
-		}
-		if err := createProjectTx(ctx, tx, b); err != nil {
-			return err
-		}
-		p1, p2 = a.ID, b.ID
+		org, p1, p2 = o, ps[0], ps[1]
 		for _, tk := range []*Task{task(p1, true), task(p1, false), task(p2, true), task(p2, true)} {
 			if err := createTaskTx(ctx, tx, tk, never); err != nil {
 				return err
@@ -81,14 +69,8 @@ func BenchmarkCreateProjectQuotaGate(b *testing.B) {
 			ctx := context.Background()
 			var org string
 			if err := db.Write(ctx, func(tx *Tx) error {
-				u := &User{Email: "gate@example.com", Name: "g"}
-				if err := createUserTx(ctx, tx, u); err != nil {
-					return err
-				}
-				o := &Organization{Name: "gate"}
-				org = o.ID
-				err := createOrgTx(ctx, tx, o, u.ID)
-				org = o.ID
+				var err error
+				org, _, err = seedOrgTx(ctx, tx, "gate")
 				return err
 			}); err != nil {
 				b.Fatal(err)

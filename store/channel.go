@@ -104,15 +104,7 @@ func (db *DB) FindChannels(ctx context.Context, orgID, projectID string) ([]Chan
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Channel{}
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *c)
-	}
-	return out, rows.Err()
+	return collectRows(rows, scanChannel)
 }
 
 // FindChannel returns a channel of the tenant's project.

@@ -95,15 +95,7 @@ func (db *DB) FindChannelLinks(ctx context.Context, orgID, channelID string) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	out := []ChannelLink{}
-	for rows.Next() {
-		l, err := scanChannelLink(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *l)
-	}
-	return out, rows.Err()
+	return collectRows(rows, scanChannelLink)
 }
 
 // DeleteChannelLink unlinks a platform user.

@@ -215,13 +215,5 @@ func (db *DB) FindCardApprovalsExpiredSince(ctx context.Context, since time.Time
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *a)
-	}
-	return out, rows.Err()
+	return collectRows(rows, scanApproval)
 }

@@ -27,6 +27,28 @@ func openTemp(t testing.TB) (*DB, string) {
 	return db, path
 }
 
+// seedOrgTx makes a user, an org they own and the named projects, the
+// tenant a store test fills; it returns the org's and the projects' ids.
+func seedOrgTx(ctx context.Context, tx *Tx, name string, projects ...string) (string, []string, error) {
+	u := &User{Email: name + "@example.com", Name: name}
+	if err := createUserTx(ctx, tx, u); err != nil {
+		return "", nil, err
+	}
+	o := &Organization{Name: name}
+	if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
+		return "", nil, err
+	}
+	ids := make([]string, len(projects))
+	for i, pn := range projects {
+		p := &Project{OrgID: o.ID, Name: pn}
+		if err := createProjectTx(ctx, tx, p); err != nil {
+			return "", nil, err
+		}
+		ids[i] = p.ID
+	}
+	return o.ID, ids, nil
+}
+
 func TestOpenSetsPragmasAndMigratesOnce(t *testing.T) {
 	sqliteOnly(t)
 	db, path := openTemp(t)

@@ -174,24 +174,13 @@ func (db *DB) UpdateHeartbeat(ctx context.Context, orgID, projectID, id string, 
 		if err != nil {
 			return err
 		}
-		set := func(dst *string, v *string) {
-			if v != nil {
-				*dst = *v
-			}
-		}
-		set(&c.Name, p.Name)
-		set(&c.Schedule, p.Schedule)
-		set(&c.Timezone, p.Timezone)
-		set(&c.TaskID, p.TaskID)
-		if p.Period != nil {
-			c.Period = *p.Period
-		}
-		if p.Grace != nil {
-			c.Grace = *p.Grace
-		}
-		if p.Enabled != nil {
-			c.Enabled = *p.Enabled
-		}
+		setIf(&c.Name, p.Name)
+		setIf(&c.Schedule, p.Schedule)
+		setIf(&c.Timezone, p.Timezone)
+		setIf(&c.TaskID, p.TaskID)
+		setIf(&c.Period, p.Period)
+		setIf(&c.Grace, p.Grace)
+		setIf(&c.Enabled, p.Enabled)
 		if p.TaskID != nil && c.TaskID != "" {
 			if _, err := findTask(ctx, tx, orgID, projectID, c.TaskID); err != nil {
 				return &Error{Code: EInvalid, Message: "task_id: no such task in this project", Reason: "task_not_found"}

@@ -16,30 +16,19 @@ func listFixture(t *testing.T, n int) (db *DB, orgID, projA, projB string) {
 	ctx := context.Background()
 	never := func(*Task, time.Time) (*time.Time, error) { return nil, nil }
 	err := db.Write(ctx, func(tx *Tx) error {
-		u := &User{Email: "list@example.com", Name: "l"}
-		if err := createUserTx(ctx, tx, u); err != nil {
+		o, ps, err := seedOrgTx(ctx, tx, "list", "a", "b")
+		if err != nil {
 			return err
 		}
-		o := &Organization{Name: "list"}
-		if err := createOrgTx(ctx, tx, o, u.ID); err != nil {
-			return err
-		}
-		pa, pb := &Project{OrgID: o.ID, Name: "a"}, &Project{OrgID: o.ID, Name: "b"}
-		if err := createProjectTx(ctx, tx, pa); err != nil {
-			return err
-		}
-		if err := createProjectTx(ctx, tx, pb); err != nil {
-			return err
-		}
-		orgID, projA, projB = o.ID, pa.ID, pb.ID
+		orgID, projA, projB = o, ps[0], ps[1]
 		for i := 0; i < n; i++ {
-			task := &Task{OrgID: o.ID, ProjectID: pa.ID, Name: fmt.Sprintf("task %d", i), Prompt: "secret prompt", Enabled: i%3 != 0,
+			task := &Task{OrgID: o, ProjectID: projA, Name: fmt.Sprintf("task %d", i), Prompt: "secret prompt", Enabled: i%3 != 0,
 				MissedFirePolicy: "skip", OverlapPolicy: "queue", Timezone: "UTC", AgentType: "general"}
 			if err := createTaskTx(ctx, tx, task, never); err != nil {
 				return err
 			}
 		}
-		other := &Task{OrgID: o.ID, ProjectID: pb.ID, Name: "task in b", Prompt: "p", Enabled: true,
+		other := &Task{OrgID: o, ProjectID: projB, Name: "task in b", Prompt: "p", Enabled: true,
 			MissedFirePolicy: "skip", OverlapPolicy: "queue", Timezone: "UTC", AgentType: "general"}
 		return createTaskTx(ctx, tx, other, never)
 	})

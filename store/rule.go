@@ -154,12 +154,8 @@ func (db *DB) UpdateRule(ctx context.Context, orgID, projectID, id string, p Rul
 		setIf(&r.Tool, p.Tool)
 		setIf(&r.MatchType, p.MatchType)
 		setIf(&r.Pattern, p.Pattern)
-		if p.Enabled != nil {
-			r.Enabled = *p.Enabled
-		}
-		if p.AllowOpaque != nil {
-			r.AllowOpaque = *p.AllowOpaque
-		}
+		setIf(&r.Enabled, p.Enabled)
+		setIf(&r.AllowOpaque, p.AllowOpaque)
 		if check != nil {
 			if err := check(r); err != nil {
 				return err

@@ -101,6 +101,20 @@ type amSilence struct {
 	} `json:"status"`
 }
 
+// matcherString writes one Alertmanager matcher as its own syntax does
+// (name="v", name=~"re", name!="v", name!~"re"), for a listing and for what
+// an approver sees of a new silence alike.
+func matcherString(name, value string, isRegex bool, isEqual *bool) string {
+	op := "="
+	if isRegex {
+		op = "=~"
+	}
+	if isEqual != nil && !*isEqual {
+		op = strings.Replace(op, "=", "!", 1)
+	}
+	return fmt.Sprintf("%s%s%q", name, op, value)
+}
+
 func formatSilences(body []byte) (string, error) {
 	var ss []amSilence
 	if err := json.Unmarshal(body, &ss); err != nil {
@@ -111,14 +125,7 @@ func formatSilences(body []byte) (string, error) {
 	for _, s := range ss {
 		ms := make([]string, len(s.Matchers))
 		for i, m := range s.Matchers {
-			op := "="
-			if m.IsRegex {
-				op = "=~"
-			}
-			if m.IsEqual != nil && !*m.IsEqual {
-				op = strings.Replace(op, "=", "!", 1)
-			}
-			ms[i] = fmt.Sprintf("%s%s%q", m.Name, op, m.Value)
+			ms[i] = matcherString(m.Name, m.Value, m.IsRegex, m.IsEqual)
 		}
 		fmt.Fprintf(&out, "- %s [%s] {%s} %s..%s by %s: %s\n", s.ID, s.Status.State, strings.Join(ms, ", "), s.StartsAt,
 			s.EndsAt, s.CreatedBy, oneLine(s.Comment))

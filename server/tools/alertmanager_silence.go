@@ -115,14 +115,7 @@ func (s *Silence) Render(args json.RawMessage) (Rendered, error) {
 	}
 	ms := make([]string, len(a.Matchers))
 	for i, m := range a.Matchers {
-		op := "="
-		if m.IsRegex {
-			op = "=~"
-		}
-		if m.IsEqual != nil && !*m.IsEqual {
-			op = strings.Replace(op, "=", "!", 1)
-		}
-		ms[i] = fmt.Sprintf("%s%s%q", m.Name, op, m.Value)
+		ms[i] = matcherString(m.Name, m.Value, m.IsRegex, m.IsEqual)
 	}
 	return Rendered{Target: target, Command: fmt.Sprintf("POST /api/v2/silences {%s} for %s: %s", strings.Join(ms, ", "), d, oneLine(a.Comment))}, nil
 }

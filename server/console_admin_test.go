@@ -208,6 +208,8 @@ func TestConsoleAdminWalk(t *testing.T) {
 		chromedp.Click(q(`#tab-rules`)),
 		chromedp.WaitVisible(q(`#tabpanel details summary`)),
 		chromedp.Click(q(`#tabpanel details summary`)),
+		// The form is focusable only once the details element has opened.
+		chromedp.WaitVisible(q(`#rule-create input[name=pattern]`)),
 		chromedp.SetValue(q(`#rule-create select[name=kind]`), "must_always"),
 		chromedp.SetValue(q(`#rule-create select[name=effect]`), "require_approval"),
 		chromedp.SendKeys(q(`#rule-create input[name=pattern]`), "rm -rf /*"),

@@ -248,10 +248,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	// Files edited by hand under DATA_DIR/rag reach the index while serving.
 	s.rag.Start(base)
-	go s.reconcileMemories(base)
+	reconciled := make(chan struct{})
+	go func() {
+		defer close(reconciled)
+		s.reconcileMemories(base)
+	}()
 	if s.ownsRAG {
 		defer s.rag.Close()
 	}
+	// The reconciliation writes into DATA_DIR/rag: it ends (cut short, once
+	// everything else has stopped) before the knowledge store closes and
+	// before Serve returns to whoever owns the store.
+	defer func() {
+		cancelBase()
+		<-reconciled
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/server"
+	"github.com/opsagent/opsagent/store"
 )
 
 // The cleanup job removes expired second-factor challenges, device grants
@@ -25,6 +26,22 @@ func TestCleanupJobRemovesExpiredChallengesGrantsAndTokens(t *testing.T) {
 	c.must(200, "POST", "/api/auth/mfa/webauthn/register/options", nil)
 	env.newClient().must(200, "POST", "/api/auth/device-code", map[string]any{"client_id": "cli"})
 	env.newClient().must(200, "POST", "/api/auth/forgot-password", map[string]any{"email": "owner@example.com"})
+	// The verification and reset tokens are written after the answers (mail
+	// never holds a request): wait for both, or one lands after the clock
+	// moved and is live.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := env.DB.Reader().QueryRow(`SELECT COUNT(DISTINCT kind) FROM email_tokens WHERE kind IN (?, ?)`,
+			string(store.TokenVerify), string(store.TokenReset)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the verification and reset tokens were not both written")
+		}
+	}
 	tables := []string{"webauthn_challenges", "device_grants", "email_tokens"}
 	before := map[string]int{}
 	for _, tb := range tables {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
@@ -41,8 +42,17 @@ func TestTaskLifeCycle(t *testing.T) {
 	if !strings.Contains(r.stdout, "All hosts are healthy.") {
 		t.Fatalf("trigger --follow:\n%s\n%s", r.stdout, r.stderr)
 	}
-	runs := decode[map[string]any](t, ok(t, env, "tasks", "runs", id, "--json").stdout)
-	items := runs["items"].([]any)
+	// The stream ends with the turn's last event and the run's status is
+	// saved just after it: read the runs until it says completed.
+	var runs map[string]any
+	var items []any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		runs = decode[map[string]any](t, ok(t, env, "tasks", "runs", id, "--json").stdout)
+		items = runs["items"].([]any)
+		if len(items) != 1 || items[0].(map[string]any)["status"] != "running" || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(items) != 1 || items[0].(map[string]any)["status"] != "completed" || items[0].(map[string]any)["task_id"] != id {
 		t.Fatalf("runs: %v", runs)
 	}
@@ -50,6 +60,17 @@ func TestTaskLifeCycle(t *testing.T) {
 	run1 := items[0].(map[string]any)["id"].(string)
 	if r := ok(t, env, "sessions", "resume", run1, "check again"); !strings.Contains(r.stdout, "Still healthy an hour later.") {
 		t.Fatalf("sessions resume:\n%s\n%s", r.stdout, r.stderr)
+	}
+	// The stream ends with the turn's last event; the session's status is
+	// saved just after it: cancel once it reads completed.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		show := decode[map[string]any](t, ok(t, env, "sessions", "show", run1, "--json").stdout)
+		if show["status"] == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session after resume: %v", show["status"])
+		}
 	}
 	exits(t, 1, "not running", env, "sessions", "cancel", run1)
 	shown := ok(t, env, "tasks", "show", id).stdout

@@ -208,12 +208,14 @@ func TestConsoleAdminWalk(t *testing.T) {
 		chromedp.Click(q(`#tab-rules`)),
 		chromedp.WaitVisible(q(`#tabpanel details summary`)),
 		chromedp.Click(q(`#tabpanel details summary`)),
-		// The form is focusable only once the details element has opened.
 		chromedp.WaitVisible(q(`#rule-create input[name=pattern]`)),
+		// The form's fields are uncontrolled (read at submit): set, not typed,
+		// since typing needs focus, which a re-render of the freshly opened
+		// panel took away in full-suite runs ("Element is not focusable").
 		chromedp.SetValue(q(`#rule-create select[name=kind]`), "must_always"),
 		chromedp.SetValue(q(`#rule-create select[name=effect]`), "require_approval"),
-		chromedp.SendKeys(q(`#rule-create input[name=pattern]`), "rm -rf /*"),
-		chromedp.SendKeys(q(`#rule-create input[name=description]`), "never wipe a filesystem"),
+		chromedp.SetValue(q(`#rule-create input[name=pattern]`), "rm -rf /*"),
+		chromedp.SetValue(q(`#rule-create input[name=description]`), "never wipe a filesystem"),
 		chromedp.Click(q(`#rule-create button[type=submit]`)),
 	)
 	if err != nil {

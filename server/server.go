@@ -263,6 +263,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancelBase()
 		<-reconciled
 	}()
+	stopPprof, perr := s.servePprof()
+	if perr != nil {
+		return perr
+	}
+	defer stopPprof()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)

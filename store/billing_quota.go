@@ -289,11 +289,16 @@ type AgentUse struct {
 	Cost   float64
 }
 
-// FindAgentUse sums the org's agent sessions created since t: the monthly
-// run, token and cost quotas read it when a run starts.
+// FindAgentUse sums the org's agent sessions created since t, and the
+// tokens and cost of its model calls outside sessions (postmortem drafts):
+// the monthly run, token and cost quotas read it when a run starts.
 func (db *DB) FindAgentUse(ctx context.Context, orgID string, since time.Time) (AgentUse, error) {
 	var u AgentUse
-	err := db.r.QueryRowContext(ctx, `SELECT count(*), COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0)
-		FROM agent_sessions WHERE org_id = ? AND created_at >= ?`, orgID, TS(since)).Scan(&u.Runs, &u.Tokens, &u.Cost)
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2),
+		(SELECT COALESCE(SUM(tokens_in + tokens_out), 0) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2) +
+		(SELECT COALESCE(SUM(tokens_in + tokens_out), 0) FROM llm_calls WHERE org_id = ?1 AND created_at >= ?2),
+		(SELECT COALESCE(SUM(cost), 0) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2) +
+		(SELECT COALESCE(SUM(cost), 0) FROM llm_calls WHERE org_id = ?1 AND created_at >= ?2)`,
+		orgID, TS(since)).Scan(&u.Runs, &u.Tokens, &u.Cost)
 	return u, err
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -135,4 +136,32 @@ func BenchmarkQuotaGateReads(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu_ns/op")
+}
+
+// The monthly token and cost caps count model calls made outside sessions
+// (postmortem drafts) beside the sessions; they are not runs.
+func TestFindAgentUseCountsCallsOutsideSessions(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	var org string
+	var projects []string
+	if err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		org, projects, err = seedOrgTx(ctx, tx, "use", "prod")
+		if err != nil {
+			return err
+		}
+		return CreateAgentSessionTx(ctx, tx, &AgentSession{OrgID: org, ProjectID: projects[0], Source: "webchat",
+			Status: "completed", TokensIn: 10, TokensOut: 5, Cost: 0.5})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RecordLLMCall(ctx, &LLMCall{OrgID: org, ProjectID: projects[0], Purpose: "postmortem", Model: "m",
+		TokensIn: 100, TokensOut: 50, Cost: 0.25}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := db.FindAgentUse(ctx, org, time.Now().Add(-time.Hour))
+	if err != nil || u.Runs != 1 || u.Tokens != 165 || math.Abs(u.Cost-0.75) > 1e-9 {
+		t.Fatalf("got %+v, %v; want 1 run, 165 tokens, $0.75", u, err)
+	}
 }

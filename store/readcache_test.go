@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -183,5 +184,21 @@ func TestReadCacheStampBeforeRead(t *testing.T) {
 	c.mu.RUnlock()
 	if n > 4 {
 		t.Fatalf("%d entries, bound 4", n)
+	}
+}
+
+// The hook that invalidates the caches does not see WITHOUT ROWID tables:
+// a table the caches depend on must not become one.
+func TestReadCacheTablesHaveRowids(t *testing.T) {
+	sqliteOnly(t)
+	db, _ := openTemp(t)
+	for table := range genTables {
+		var ddl string
+		if err := db.r.QueryRowContext(context.Background(), `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&ddl); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") {
+			t.Fatalf("%s is WITHOUT ROWID: the read caches would miss its changes", table)
+		}
 	}
 }

@@ -224,6 +224,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if f := getenv(testSchedulerClockEnv); f != "" {
+		srv.TaskScheduler().SetClock(fileOffsetClock(f))
+		logger.Warn("test-only: the scheduler's clock is shifted by the duration in a file", "env", testSchedulerClockEnv, "file", f)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

@@ -89,6 +89,12 @@ type Pipeline struct {
 	// archive: incidents resolved in the ingest transaction, archived by
 	// the dispatcher goroutine (guarded by parsedMu).
 	archive []*store.Incident
+	// flowMu guards where events are dispatched (flow.go).
+	flowMu    sync.Mutex
+	backlog   bool
+	deferring bool
+	deferGen  uint64
+	batchN    int // events of the next dispatch transaction (under dispatchMu)
 }
 
 // New builds a pipeline; Start runs its writer and dispatcher.
@@ -109,7 +115,8 @@ func New(d Deps) *Pipeline {
 		d.Telemetry = telemetry.Nop{}
 	}
 	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, queue: make(chan ingestReq, queueSize),
-		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{}}
+		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{},
+		backlog: true, batchN: minDispatch}
 }
 
 // Start runs the ingest writer and the dispatcher until the returned stop

@@ -89,25 +89,14 @@ func (p *Pipeline) dispatchOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	started := time.Now()
-	hooks := map[string]*store.Webhook{}
-	rules := map[string][]store.WebhookRule{}
 	plans := make([]store.DispatchPlan, 0, len(events))
 	for i := range events {
 		e := &events[i]
-		h, ok := hooks[e.TaskID]
-		if !ok {
-			h, err = p.d.DB.FindWebhookForIngest(ctx, e.TaskID)
-			if err != nil && !store.IsNotFound(err) {
-				return 0, err
-			}
-			hooks[e.TaskID] = h
-			if h != nil {
-				if rules[e.TaskID], err = p.d.DB.FindWebhookRules(ctx, h.OrgID, h.ProjectID, h.TaskID); err != nil {
-					return 0, err
-				}
-			}
+		c, err := p.dispatchConfig(ctx, e.TaskID)
+		if err != nil {
+			return 0, err
 		}
-		plans = append(plans, p.plan(e, h, rules[e.TaskID]))
+		plans = append(plans, p.plan(e, c.hook, c.rules))
 	}
 	outs, err := p.d.DB.ApplyDispatch(ctx, plans)
 	if err != nil {

@@ -73,6 +73,7 @@ type Pipeline struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	cache   map[string]*Hook
+	configs map[string]dispatchConfig // the dispatcher's (dispatch_config.go), guarded by mu
 	queue   chan ingestReq
 	wake    chan struct{}
 	wg      sync.WaitGroup
@@ -114,7 +115,7 @@ func New(d Deps) *Pipeline {
 	if d.Telemetry == nil {
 		d.Telemetry = telemetry.Nop{}
 	}
-	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, queue: make(chan ingestReq, queueSize),
+	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, configs: map[string]dispatchConfig{}, queue: make(chan ingestReq, queueSize),
 		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{},
 		backlog: true, batchN: minDispatch}
 }
@@ -163,6 +164,7 @@ type Hook struct {
 func (p *Pipeline) Forget(taskID string) {
 	p.mu.Lock()
 	delete(p.cache, taskID)
+	delete(p.configs, taskID)
 	p.mu.Unlock()
 }
 

@@ -154,7 +154,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	ownsRAG := d.RAG == nil
 	if ownsRAG {
-		kb, err := rag.Open(context.Background(), cfg.Path("rag"), rag.Options{Logger: d.Logger})
+		// On a shared database the documents are rows and DATA_DIR/rag holds
+		// only this server's index, a cache of them (knowledge.Options).
+		kb, err := rag.Open(context.Background(), cfg.Path("rag"), knowledge.Options(d.DB, rag.Options{Logger: d.Logger}))
 		if err != nil {
 			return nil, err
 		}
@@ -266,6 +268,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancelBase()
 		<-reconciled
 	}()
+	stopPprof, perr := s.servePprof()
+	if perr != nil {
+		return perr
+	}
+	defer stopPprof()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)

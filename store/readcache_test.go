@@ -243,3 +243,18 @@ func BenchmarkPreUpdateHook(b *testing.B) {
 		})
 	}
 }
+
+// On PostgreSQL other servers write too, and their writes never reach this
+// process's hook: the caches are off.
+func TestReadCacheOffOnPostgres(t *testing.T) {
+	db, _ := openTemp(t)
+	c := NewCache[string](db, 4, GenTasks)
+	_, ok := c.Stamp()
+	if ok != !db.Shared() || (db.principals == nil) != db.Shared() {
+		t.Fatalf("shared %v: cache on %v", db.Shared(), ok)
+	}
+	c.Put("k", 0, "v")
+	if _, hit := c.Get("k"); hit && db.Shared() {
+		t.Fatal("a cache hit on a shared database")
+	}
+}

@@ -161,6 +161,15 @@ func TestReadCacheStampBeforeRead(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		if _, ok := c.Get("k"); !ok {
+			t.Error("a write to other tables made the tasks group miss")
+		}
+		defer func() {
+			// The row is written, the commit not yet: the entry must not be served.
+			if _, ok := c.Get("k"); ok {
+				t.Error("served while a write to tasks was under way")
+			}
+		}()
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, org_id, project_id, name, description, prompt, agent_type, schedule, timezone,
 			enabled, missed_fire_policy, overlap_policy, timeout_seconds, max_steps, max_cost_usd, template_id, created_at, updated_at)
 			VALUES (?, ?, ?, 'n', '', 'p', 'general', '', 'UTC', 1, 'run_once', 'skip', 60, 10, 1, '', ?, ?)`,

@@ -23,7 +23,11 @@ import (
 
 // DB is the handle to the product database.
 type DB struct {
-	w    *sql.DB // exactly one connection: SQLite has one writer anyway, and this keeps BUSY away
+	// w: exactly one connection: SQLite has one writer anyway, and this keeps
+	// BUSY away. Every write transaction goes through writeOnce, which is
+	// where the read caches learn what changed (readcache.go): a new write
+	// path must too.
+	w    *sql.DB
 	r    *sql.DB // readers, WAL lets them run beside the writer
 	Path string
 	// Now is the clock every transaction stamps its rows with; tests replace it.

@@ -25,6 +25,7 @@ import (
 	"github.com/opsagent/opsagent/server/cliclient"
 	connagent "github.com/opsagent/opsagent/server/connector/agent"
 	"github.com/opsagent/opsagent/server/doctor"
+	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -208,7 +209,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// background: a large one takes seconds, and the server listens first
 	// (/readyz says not ready and routes that need the index answer 503
 	// until it is loaded).
-	kb, err := rag.OpenInBackground(ctx, cfg.Path("rag"), rag.Options{Logger: logger})
+	// On PostgreSQL the documents are rows of the database and the index
+	// is this server's cache of them, rebuilt here and then kept up to date
+	// from the change feed (knowledge.Options).
+	kb, err := rag.OpenInBackground(ctx, cfg.Path("rag"), knowledge.Options(db, rag.Options{Logger: logger}))
 	if err != nil {
 		return err
 	}

@@ -347,6 +347,9 @@ func (e *Tasks) execute(p store.PendingRun) {
 		e.log.Error("task run outcome not saved", "session_id", run.SessionID, "err", err)
 	}
 	wcancel()
+	if out.Saved != nil {
+		out.Saved(tr.To, tr.Reason)
+	}
 	e.log.Info("task run ended", "task_id", t.ID, "session_id", run.SessionID, "status", tr.To, "reason", tr.Reason)
 	e.dispatchMu.Lock()
 	delete(e.taskBusy, t.ID)

@@ -179,7 +179,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if *printConfig {
 		signup := "open"
-		n, err := store.PeekUserCount(ctx, cfg.Path("opsagent.db"))
+		n, err := peekUserCount(ctx, cfg)
 		if err != nil {
 			// Said, not guessed: a wrong "open" here would mislead an operator.
 			fmt.Fprintf(stderr, "print-config: cannot count accounts in the database: %v\n", err)
@@ -191,6 +191,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return nil
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if err := startPprof(getenv("OPSAGENT_PPROF_ADDR"), logger); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -228,6 +231,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if f := getenv(testSchedulerClockEnv); f != "" {
+		srv.TaskScheduler().SetClock(fileOffsetClock(f))
+		logger.Warn("test-only: the scheduler's clock is shifted by the duration in a file", "env", testSchedulerClockEnv, "file", f)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -236,6 +243,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer jobs.Stop()
 	logger.Info("opsagent listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", server.Version)
 	return srv.Serve(ctx, ln)
+}
+
+// peekUserCount counts the accounts of the configured database (the SQLite
+// file, or PostgreSQL with --database-url) without migrating it.
+func peekUserCount(ctx context.Context, cfg server.Config) (int, error) {
+	if cfg.DatabaseURL != "" {
+		return store.PeekUserCountPostgres(ctx, cfg.DatabaseURL)
+	}
+	return store.PeekUserCount(ctx, cfg.Path("opsagent.db"))
 }
 
 func newLogger(w io.Writer, level, format string) *slog.Logger {

@@ -194,6 +194,9 @@ func (s *Store) followLoop(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if s.loaded() != nil {
+				continue // still rebuilding in the background (OpenInBackground), or that failed
+			}
 			err := s.follow(ctx)
 			switch {
 			case err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) && !failing:

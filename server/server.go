@@ -78,6 +78,8 @@ type Server struct {
 	connectors *connector.Hub
 	// billing: plans, quotas, metering, Stripe (billing*.go); never nil.
 	billing *billing.Service
+	// taskPages caches encoded pages of GET /api/tasks (task_list_cache.go).
+	taskPages *store.Cache[[]byte]
 	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
 	beyond beyondState
 	// chans holds the chat channels' open clients (channels_runtime.go).
@@ -166,6 +168,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.taskPages = store.NewCache[[]byte](d.DB, taskPagesMax, store.GenTasks)
 	s.metrics = newMetrics()
 	s.metrics.reg.MustRegister(stateCollector{s})
 	s.knowledge = knowledge.New(d.DB, d.RAG)
@@ -265,6 +268,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancelBase()
 		<-reconciled
 	}()
+	stopPprof, perr := s.servePprof()
+	if perr != nil {
+		return perr
+	}
+	defer stopPprof()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	stopTasks := s.startTasks(base)

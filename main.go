@@ -191,9 +191,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return nil
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
-	if err := startPprof(getenv("OPSAGENT_PPROF_ADDR"), logger); err != nil {
-		return err
-	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}

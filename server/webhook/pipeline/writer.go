@@ -107,8 +107,13 @@ func (p *Pipeline) writer(ctx context.Context) {
 			}
 		}
 		prev = len(batch)
+		inline := p.admitInline(len(batch))
 		for _, r := range batch {
-			items = append(items, r.item)
+			it := r.item
+			if !inline {
+				it.Plan = nil // the dispatcher's (flow.go)
+			}
+			items = append(items, it)
 		}
 		// A context that cannot end: the batch must commit or fail on its
 		// own (its senders wait for the outcome, even during shutdown), and
@@ -116,6 +121,9 @@ func (p *Pipeline) writer(ctx context.Context) {
 		// statement, a large share of the writer's CPU.
 		started := time.Now()
 		res, err := p.d.DB.InsertWebhookEvents(context.WithoutCancel(ctx), items)
+		if !inline {
+			p.deferredDone()
+		}
 		var pending bool
 		if err == nil {
 			p.report(res, time.Since(started))

@@ -92,5 +92,20 @@ for rt in ${ROUTES:-projects tasks ingest}; do
     if [ $((r % 2)) = 1 ]; then o=$(route $rt off); s=$(route $rt showback)
     else s=$(route $rt showback); o=$(route $rt off); fi
     echo "$rt run $r: billing off $o | showback (quota checked) $s"
+    echo "$rt $o | $s" >>"$work/rounds"
   done
+done
+# Per route: median and mean of each side's rounds, and showback against off.
+echo "summary (load average now $(cut -d' ' -f1-3 /proc/loadavg)):"
+for rt in ${ROUTES:-projects tasks ingest}; do
+  grep "^$rt " "$work/rounds" | awk -F'|' -v rt="$rt" '
+    function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+      return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+    function pct(b, a) { return a ? sprintf("%+.1f %%", (b - a) / a * 100) : "n/a" }
+    function num(s, re) { match(s, re); return substr(s, RSTART, RLENGTH) + 0 }
+    { n++; ro[n] = num($1, "[0-9]+/s"); co[n] = num($1, "[0-9]+ us"); rs[n] = num($2, "[0-9]+/s"); cs[n] = num($2, "[0-9]+ us")
+      sro += ro[n]; sco += co[n]; srs += rs[n]; scs += cs[n] }
+    END { mro = med(ro, n); mco = med(co, n); mrs = med(rs, n); mcs = med(cs, n)
+      printf "%s (%d rounds): CPU/row median %.0f -> %.0f us (%s), mean %.0f -> %.0f us (%s); 2xx/s median %.0f -> %.0f (%s), mean %.0f -> %.0f (%s)\n",
+        rt, n, mco, mcs, pct(mcs, mco), sco/n, scs/n, pct(scs/n, sco/n), mro, mrs, pct(mrs, mro), sro/n, srs/n, pct(srs/n, sro/n) }'
 done

@@ -65,6 +65,9 @@ func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, c
 	if err := ctx.Err(); err != nil {
 		return Doc{}, err
 	}
+	if s.src != nil {
+		return s.putShared(ctx, scope, collection, name, content, m)
+	}
 
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -109,6 +112,9 @@ func (s *Store) Get(ctx context.Context, scope Scope, collection, name string) (
 	if s.closed.Load() {
 		return Doc{}, ErrClosed
 	}
+	if s.src != nil {
+		return s.getShared(ctx, scope, collection, name)
+	}
 	pr, err := s.projectRoot(scope, false)
 	if err != nil {
 		return Doc{}, err
@@ -151,6 +157,9 @@ func (s *Store) List(ctx context.Context, scope Scope, collection string) ([]Doc
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	if s.src != nil {
+		return s.listShared(ctx, scope, collection)
+	}
 	prefix := path.Join(scope.folder(), collection) + "/"
 	s.mmu.RLock()
 	var docs []Doc
@@ -171,6 +180,12 @@ func (s *Store) Delete(ctx context.Context, scope Scope, collection, name string
 	}
 	if err := s.validate(scope, collection, name); err != nil {
 		return err
+	}
+	if s.src != nil {
+		if s.closed.Load() {
+			return ErrClosed
+		}
+		return s.deleteShared(ctx, scope, collection, name)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

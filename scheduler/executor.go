@@ -50,6 +50,12 @@ type Outcome struct {
 	TokensIn  int64
 	TokensOut int64
 	Cost      float64
+	// Saved, when set, is called once the scheduler has saved the run's
+	// final status (with the status and reason it saved; also when saving
+	// failed, so the executor always gets to finish). The executor publishes
+	// its end-of-run event there: whoever sees that event and then reads the
+	// session reads the run's final status, never "running".
+	Saved func(status, reason string)
 }
 
 // Executor runs one task run to its end. The agent implements it; the

@@ -182,6 +182,10 @@ func (e *Tasks) Start(ctx context.Context) error {
 	return nil
 }
 
+// SetClock replaces the clock fires are computed with. Call it before Start
+// (serve uses it only for the test-only OPSAGENT_TEST_SCHEDULER_CLOCK).
+func (e *Tasks) SetClock(now func() time.Time) { e.now = now }
+
 func (e *Tasks) leads() bool { return e.opt.Leadership == nil || e.opt.Leadership.IsLeader() }
 
 // Stop ends the loop, cancels running executions (they end failed with an
@@ -343,6 +347,9 @@ func (e *Tasks) execute(p store.PendingRun) {
 		e.log.Error("task run outcome not saved", "session_id", run.SessionID, "err", err)
 	}
 	wcancel()
+	if out.Saved != nil {
+		out.Saved(tr.To, tr.Reason)
+	}
 	e.log.Info("task run ended", "task_id", t.ID, "session_id", run.SessionID, "status", tr.To, "reason", tr.Reason)
 	e.dispatchMu.Lock()
 	delete(e.taskBusy, t.ID)

@@ -73,6 +73,8 @@ type Config struct {
 	// them elsewhere) and the least time between two edits of a streaming answer.
 	SlackAPIURL, TelegramAPIURL, WhatsAppAPIURL string
 	ChannelUpdateInterval                       time.Duration
+	// PprofAddr, when set (loopback only), serves Go profiles (pprof.go).
+	PprofAddr string
 }
 
 // DefaultWebhookMaxBody is the webhook delivery limit when none is set.
@@ -119,6 +121,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	str(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires; unset serves /metrics to loopback only")
 	fs.DurationVar(&c.ConnectorHeartbeat, "connector-heartbeat", 10*time.Second, "how often connectors ping; one silent for 2.5 times this is lost and its commands end")
 	c.billingFlags(fs)
+	c.pprofFlags(fs)
 	str(&c.SlackAPIURL, "slack-api-url", "https://slack.com/api/", "Slack Web API base URL (chat channels)")
 	str(&c.TelegramAPIURL, "telegram-api-url", "https://api.telegram.org", "Telegram Bot API base URL (chat channels)")
 	str(&c.WhatsAppAPIURL, "whatsapp-api-url", "https://graph.facebook.com/v21.0", "WhatsApp Cloud API base URL, with the Graph API version (chat channels)")
@@ -205,6 +208,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("webhook-max-body-bytes must be positive"))
 	}
 	errs = append(errs, c.validateBilling()...)
+	errs = append(errs, c.validatePprof()...)
 	return errors.Join(errs...)
 }
 

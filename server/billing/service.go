@@ -130,6 +130,12 @@ func (s *Service) Gate(ctx context.Context, tx *store.Tx, kind store.QuotaKind, 
 	if !limited {
 		return nil
 	}
+	if store.TriggerCounted(kind) {
+		over, err := store.CountedOver(ctx, tx, kind, orgID, n, limit)
+		if err != nil || !over {
+			return err
+		}
+	}
 	cur, counted, err := store.QuotaUse(ctx, tx, kind, orgID, tx.Now)
 	if err != nil || !counted {
 		return err

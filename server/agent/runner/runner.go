@@ -75,6 +75,8 @@ type liveRun struct {
 	cancel   context.CancelFunc
 	saved    chan struct{} // closed once the turn's outcome is in the session row
 	finished chan struct{} // closed once, besides, its events are persisted
+	// end closes a task run's stream and unregisters it (task.go).
+	end func()
 	// decide receives the decision for a task run blocked on an approval.
 	decide chan agent.Approval
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/opsagent/opsagent/scheduler"
@@ -34,11 +35,20 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 		defer close(persisted)
 		r.persist(run.SessionID, lr.hub)
 	}()
-	defer func() {
+	lr.end = func() {
 		lr.hub.close()
 		<-persisted
 		close(lr.finished)
 		r.unregister(run.SessionID, lr)
+	}
+	// A run that returns its outcome hands the end over to the outcome's
+	// Saved (taskOutcome): done is published after the scheduler saved
+	// the final status. Any other return (a panic) ends here.
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			lr.end()
+		}
 	}()
 
 	// run.Prompt already carries a webhook's event, fenced as data (scheduler.RenderPrompt).
@@ -61,6 +71,7 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 			r.log.Error("agent: task transcript not saved", "session_id", run.SessionID, "err", err)
 		}
 		if res.status != agent.StatusWaitingApproval {
+			handedOver = true
 			return r.taskOutcome(ctx, lr, info.TriggerSource, res)
 		}
 		approvalID := r.requestApproval(context.WithoutCancel(ctx), info, res.pending)
@@ -72,14 +83,17 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 				res.status = agent.StatusTimeout
 			}
 			res.pending = nil
+			handedOver = true
 			return r.taskOutcome(ctx, lr, info.TriggerSource, res)
 		}
 		spec.history, spec.approval, spec.turn = res.messages, &d, spec.turn+1
 	}
 }
 
-// taskOutcome publishes done and turns a task turn's result into the
-// scheduler's Outcome.
+// taskOutcome turns a task turn's result into the scheduler's Outcome,
+// whose Saved publishes done with the status the scheduler saved and then
+// ends the run's stream: a client that follows the run and reads the
+// session after done sees it ended (the scheduler owns the final status).
 func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, res turnResult) (scheduler.Outcome, error) {
 	status := sessionStatus(res.status)
 	lr.mu.Lock()
@@ -90,12 +104,23 @@ func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, r
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		status = store.SessionTimeout
 	}
-	r.finishEvents(lr.hub, res, status, "", nil)
 	r.report(trigger, status, res) // once per run: res holds the totals of every turn
 	out := scheduler.Outcome{Status: status, Reason: res.reason, Summary: res.summary, Model: res.model,
 		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost}
 	if status == store.SessionFailed && res.reason == "" {
 		out.Reason = fmt.Sprintf("the run failed (%s)", res.status)
+	}
+	var once sync.Once
+	out.Saved = func(saved, reason string) {
+		once.Do(func() {
+			if saved != status || reason != out.Reason {
+				// The scheduler overrode the outcome (timeout, shutdown):
+				// done says what was saved.
+				res.reason = reason
+			}
+			r.finishEvents(lr.hub, res, saved, "", nil)
+			lr.end()
+		})
 	}
 	return out, nil
 }

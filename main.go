@@ -25,6 +25,7 @@ import (
 	"github.com/opsagent/opsagent/server/cliclient"
 	connagent "github.com/opsagent/opsagent/server/connector/agent"
 	"github.com/opsagent/opsagent/server/doctor"
+	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/server/secrets"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -181,7 +182,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if *printConfig {
 		signup := "open"
-		n, err := store.PeekUserCount(ctx, cfg.Path("opsagent.db"))
+		n, err := peekUserCount(ctx, cfg)
 		if err != nil {
 			// Said, not guessed: a wrong "open" here would mislead an operator.
 			fmt.Fprintf(stderr, "print-config: cannot count accounts in the database: %v\n", err)
@@ -211,7 +212,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// background: a large one takes seconds, and the server listens first
 	// (/readyz says not ready and routes that need the index answer 503
 	// until it is loaded).
-	kb, err := rag.OpenInBackground(ctx, cfg.Path("rag"), rag.Options{Logger: logger})
+	// On PostgreSQL the documents are rows of the database and the index
+	// is this server's cache of them, rebuilt here and then kept up to date
+	// from the change feed (knowledge.Options).
+	kb, err := rag.OpenInBackground(ctx, cfg.Path("rag"), knowledge.Options(db, rag.Options{Logger: logger}))
 	if err != nil {
 		return err
 	}
@@ -227,6 +231,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if f := getenv(testSchedulerClockEnv); f != "" {
+		srv.TaskScheduler().SetClock(fileOffsetClock(f))
+		logger.Warn("test-only: the scheduler's clock is shifted by the duration in a file", "env", testSchedulerClockEnv, "file", f)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -235,6 +243,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer jobs.Stop()
 	logger.Info("opsagent listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", server.Version)
 	return srv.Serve(ctx, ln)
+}
+
+// peekUserCount counts the accounts of the configured database (the SQLite
+// file, or PostgreSQL with --database-url) without migrating it.
+func peekUserCount(ctx context.Context, cfg server.Config) (int, error) {
+	if cfg.DatabaseURL != "" {
+		return store.PeekUserCountPostgres(ctx, cfg.DatabaseURL)
+	}
+	return store.PeekUserCount(ctx, cfg.Path("opsagent.db"))
 }
 
 func newLogger(w io.Writer, level, format string) *slog.Logger {

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/opsagent/opsagent/rag"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/store/storetest"
 )
@@ -23,6 +26,28 @@ func TestMigrateToPostgresCommand(t *testing.T) {
 	if err := db.AppendAudit(ctx, []*store.AuditRecord{{OrgID: org, Action: "a", Outcome: "success"}, {OrgID: org, Action: "b", Outcome: "success"}}); err != nil {
 		t.Fatal(err)
 	}
+	// An account with knowledge documents (files on the appliance), one of them org-wide.
+	kb := &store.User{Email: "kb@example.com", Name: "kb"}
+	if _, err := db.Register(ctx, kb, &store.NewLogin{Salt: []byte("salt"), RefreshHash: []byte("h"), Kind: "web", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	proj := &store.Project{OrgID: kb.CurrentOrgID, Name: "prod"}
+	if err := db.CreateProject(ctx, proj); err != nil {
+		t.Fatal(err)
+	}
+	files, err := rag.Open(ctx, filepath.Join(dir, "rag"), rag.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sc := range []rag.Scope{{OrgID: kb.CurrentOrgID, ProjectID: proj.ID}, {OrgID: kb.CurrentOrgID}} {
+		for j := range 3 {
+			body := fmt.Sprintf("# Runbook %d-%d\n\nRestart the wombat service on host %d.\n", i, j, j)
+			if _, err := files.Put(ctx, sc, rag.CollectionRunbooks, fmt.Sprintf("r%d.md", j), []byte(body), []string{"ops"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	files.Close()
 	db.Close()
 	env := func(string) string { return "" }
 	var out, errb bytes.Buffer
@@ -41,5 +66,11 @@ func TestMigrateToPostgresCommand(t *testing.T) {
 	defer pg.Close()
 	if n, brk, err := pg.VerifyAuditChain(ctx, org); err != nil || brk != nil || n != 2 {
 		t.Fatalf("audit on PostgreSQL: %d %v %v", n, brk, err)
+	}
+	if !strings.Contains(out.String(), "knowledge documents copied: 6; searches compared: 6") {
+		t.Fatalf("documents: %s", out.String())
+	}
+	if docs, err := pg.ListKnowledgeDocs(ctx, kb.CurrentOrgID, "", rag.CollectionRunbooks); err != nil || len(docs) != 3 || docs[0].Title != "Runbook 1-0" {
+		t.Fatalf("org-wide documents on PostgreSQL: %+v %v", docs, err)
 	}
 }

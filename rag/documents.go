@@ -33,6 +33,17 @@ type Doc struct {
 // indexes it before returning: once Put returns, the document survives a crash and is searchable. Tags nil
 // keeps the tags of the content's own front matter; non-nil replaces them (empty removes them).
 func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, content []byte, tags []string) (Doc, error) {
+	return s.put(ctx, scope, collection, name, content, tags, false)
+}
+
+// Create is Put for a new document: it fails with ErrExists, and writes nothing, when the scope has a
+// document of that name, checked in the same step as the write (on a cluster, two servers creating one
+// name at once do not overwrite each other).
+func (s *Store) Create(ctx context.Context, scope Scope, collection, name string, content []byte, tags []string) (Doc, error) {
+	return s.put(ctx, scope, collection, name, content, tags, true)
+}
+
+func (s *Store) put(ctx context.Context, scope Scope, collection, name string, content []byte, tags []string, create bool) (Doc, error) {
 	if err := s.await(ctx); err != nil {
 		return Doc{}, err
 	}
@@ -65,6 +76,9 @@ func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, c
 	if err := ctx.Err(); err != nil {
 		return Doc{}, err
 	}
+	if s.src != nil {
+		return s.putShared(ctx, scope, collection, name, content, m, create)
+	}
 
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -77,6 +91,11 @@ func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, c
 		return Doc{}, err
 	}
 	defer pr.Close()
+	if create {
+		if _, err := pr.Lstat(rel); err == nil {
+			return Doc{}, &Error{Kind: ErrExists, Field: "name", Detail: name}
+		}
+	}
 	if err := writeAtomic(pr, rel, content); err != nil {
 		return Doc{}, fmt.Errorf("rag: write %s: %w", rel, err)
 	}
@@ -108,6 +127,9 @@ func (s *Store) Get(ctx context.Context, scope Scope, collection, name string) (
 	}
 	if s.closed.Load() {
 		return Doc{}, ErrClosed
+	}
+	if s.src != nil {
+		return s.getShared(ctx, scope, collection, name)
 	}
 	pr, err := s.projectRoot(scope, false)
 	if err != nil {
@@ -151,6 +173,9 @@ func (s *Store) List(ctx context.Context, scope Scope, collection string) ([]Doc
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
+	if s.src != nil {
+		return s.listShared(ctx, scope, collection)
+	}
 	prefix := path.Join(scope.folder(), collection) + "/"
 	s.mmu.RLock()
 	var docs []Doc
@@ -171,6 +196,12 @@ func (s *Store) Delete(ctx context.Context, scope Scope, collection, name string
 	}
 	if err := s.validate(scope, collection, name); err != nil {
 		return err
+	}
+	if s.src != nil {
+		if s.closed.Load() {
+			return ErrClosed
+		}
+		return s.deleteShared(ctx, scope, collection, name)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

@@ -36,6 +36,12 @@ type Options struct {
 	// LoadWait is how long a call waits for an index still loading in the background
 	// (OpenInBackground) before failing with ErrLoading. Default DefaultLoadWait.
 	LoadWait time.Duration
+	// Source, when set, holds the documents instead of files under dir/docs (a PostgreSQL cluster's
+	// database): the index under dir is this server's cache of it (see Source).
+	Source Source
+	// FollowInterval is how often Start applies the Source's new changes. Default DefaultFollowInterval.
+	FollowInterval time.Duration
+
 	// lockTimeout bounds the wait for an index another process holds open. Default 10s.
 	lockTimeout time.Duration
 }
@@ -68,6 +74,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.LoadWait <= 0 {
 		o.LoadWait = DefaultLoadWait
 	}
+	if o.FollowInterval <= 0 {
+		o.FollowInterval = DefaultFollowInterval
+	}
 	if o.lockTimeout <= 0 {
 		o.lockTimeout = 10 * time.Second
 	}
@@ -96,6 +105,13 @@ type Store struct {
 	pending  atomic.Int64
 	syncMu   sync.Mutex // one Sync at a time
 	activity *activityLog
+
+	// With a Source (source.go, follow.go): the change applied last per document (deleted ones too, so
+	// an older change read late never brings one back), and the feed position of the follower.
+	src      Source
+	seqs     map[string]int64 // guarded by mmu
+	followMu sync.Mutex
+	cursor   int64 // guarded by followMu
 
 	closed   atomic.Bool
 	loading  *loading // set by OpenInBackground until and after the load
@@ -141,6 +157,8 @@ func newStore(dir string, opts Options) (*Store, error) {
 		manifest: map[string]entry{},
 		rejected: map[string]fileStat{},
 		activity: newActivityLog(opts.Now),
+		src:      opts.Source,
+		seqs:     map[string]int64{},
 	}, nil
 }
 
@@ -151,7 +169,11 @@ func (s *Store) load(ctx context.Context) error {
 		s.docs.Close()
 		return err
 	}
-	if err := s.sync(ctx); err != nil {
+	fill := s.sync
+	if s.src != nil {
+		fill = s.rebuild
+	}
+	if err := fill(ctx); err != nil {
 		s.index.Close()
 		s.docs.Close()
 		return err
@@ -256,6 +278,10 @@ func (s *Store) Start(ctx context.Context) {
 	s.wmu.Unlock()
 	go func() {
 		defer close(done)
+		if s.src != nil {
+			s.followLoop(ctx, s.opts.FollowInterval)
+			return
+		}
 		t := time.NewTicker(s.opts.SyncInterval)
 		defer t.Stop()
 		for {

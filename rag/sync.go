@@ -23,6 +23,12 @@ func (s *Store) Sync(ctx context.Context) error {
 	if err := s.await(ctx); err != nil {
 		return err
 	}
+	if s.src != nil {
+		if s.closed.Load() {
+			return ErrClosed
+		}
+		return s.follow(ctx) // the documents are not files: catch up with the feed now
+	}
 	return s.sync(ctx)
 }
 

@@ -182,6 +182,10 @@ func (e *Tasks) Start(ctx context.Context) error {
 	return nil
 }
 
+// SetClock replaces the clock fires are computed with. Call it before Start
+// (serve uses it only for the test-only OPSAGENT_TEST_SCHEDULER_CLOCK).
+func (e *Tasks) SetClock(now func() time.Time) { e.now = now }
+
 func (e *Tasks) leads() bool { return e.opt.Leadership == nil || e.opt.Leadership.IsLeader() }
 
 // Stop ends the loop, cancels running executions (they end failed with an

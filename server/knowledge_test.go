@@ -20,6 +20,7 @@ const restartRunbook = "---\ntags: [k8s, oncall]\n---\n# Restart a pod\n\nIntro.
 // TestKnowledgeDocumentsFollowFiles uploads, edits the file by hand, syncs,
 // searches and deletes, and checks the index follows each step.
 func TestKnowledgeDocumentsFollowFiles(t *testing.T) {
+	appliancesFiles(t)
 	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")

@@ -110,6 +110,7 @@ func TestMemoriesSaveUpdateSearchDelete(t *testing.T) {
 // TestMemoryReconcileRepairsTheIndex: a memory whose file vanished is
 // re-indexed from its row, a memory file without a row is removed.
 func TestMemoryReconcileRepairsTheIndex(t *testing.T) {
+	appliancesFiles(t)
 	t.Parallel()
 	env := openEnv(t)
 	alice := env.register("alice@example.com")

@@ -2,8 +2,12 @@ package server_test
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/opsagent/opsagent/rag"
+	"github.com/opsagent/opsagent/server/knowledge"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/store/storetest"
 )
@@ -27,6 +31,9 @@ func TestMigrateApplianceToPostgres(t *testing.T) {
 	}
 	f.dispatch(t)
 	owner.must(201, "POST", "/api/memories", map[string]any{"key": "log-host", "title": "Where logs go", "text": "Logs ship to the quokka cluster."})
+	owner.must(201, "POST", "/api/knowledge/documents", map[string]any{"collection": "runbooks", "name": "disk.md", "content": "# Disk full\n\nRotate the logs of the capybara service.\n"})
+	owner.must(201, "POST", "/api/knowledge/documents", map[string]any{"collection": "facts", "name": "dns.md", "scope": "org", "content": "# DNS\n\nThe capybara resolver listens on 5353.\n"})
+	docsBefore := hitNames(t, owner, "capybara")
 	before := owner.must(200, "GET", "/api/tasks", nil).JSON()
 	audit := owner.must(200, "GET", "/api/audit-logs?limit=200", nil).JSON()
 	env.close()
@@ -46,6 +53,16 @@ func TestMigrateApplianceToPostgres(t *testing.T) {
 	}
 	if !rep.OK() || rep.Orgs == 0 || rep.AuditRows == 0 || rep.Searches == 0 {
 		t.Fatalf("verification: %+v", rep)
+	}
+	// The knowledge documents (files on the appliance) move too, verified by searches.
+	files, err := rag.Open(ctx, filepath.Join(env.Dir, "rag"), rag.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := knowledge.CopyDocuments(ctx, files, src, dst, t.TempDir())
+	files.Close()
+	if err != nil || !docs.OK() || docs.Documents != 3 || docs.Searches != 3 {
+		t.Fatalf("documents: %+v %v", docs, err) // the memory's document is the third
 	}
 	if _, err := src.CopyTo(ctx, dst); err == nil {
 		t.Fatal("a second move into a non-empty database was accepted")
@@ -67,6 +84,12 @@ func TestMigrateApplianceToPostgres(t *testing.T) {
 	f.owner, f.env = c, pg
 	if evs := f.events(t, ""); len(evs) != 5 {
 		t.Fatalf("webhook events on PostgreSQL: %d", len(evs))
+	}
+	if got := hitNames(t, c, "capybara"); len(docsBefore) != 2 || !slices.Equal(got, docsBefore) {
+		t.Fatalf("knowledge search: %v on the appliance, %v on PostgreSQL", docsBefore, got)
+	}
+	if got := hitNames(t, c, "quokka"); len(got) != 1 {
+		t.Fatalf("memory's document on PostgreSQL: %v", got)
 	}
 	if m := c.must(200, "GET", "/api/memories?q=quokka", nil).JSON(); m["total"] != float64(1) {
 		t.Fatalf("memory search on PostgreSQL: %v", m)

@@ -78,6 +78,8 @@ type Server struct {
 	connectors *connector.Hub
 	// billing: plans, quotas, metering, Stripe (billing*.go); never nil.
 	billing *billing.Service
+	// taskPages caches encoded pages of GET /api/tasks (task_list_cache.go).
+	taskPages *store.Cache[[]byte]
 	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
 	beyond beyondState
 	// chans holds the chat channels' open clients (channels_runtime.go).
@@ -152,7 +154,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	ownsRAG := d.RAG == nil
 	if ownsRAG {
-		kb, err := rag.Open(context.Background(), cfg.Path("rag"), rag.Options{Logger: d.Logger})
+		// On a shared database the documents are rows and DATA_DIR/rag holds
+		// only this server's index, a cache of them (knowledge.Options).
+		kb, err := rag.Open(context.Background(), cfg.Path("rag"), knowledge.Options(d.DB, rag.Options{Logger: d.Logger}))
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +168,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		jobs: d.Jobs, started: time.Now().UTC(), Now: func() time.Time { return time.Now().UTC() },
 		cop: http.NewCrossOriginProtection(),
 	}
+	s.taskPages = store.NewCache[[]byte](d.DB, taskPagesMax, store.GenTasks)
 	s.metrics = newMetrics()
 	s.metrics.reg.MustRegister(stateCollector{s})
 	s.knowledge = knowledge.New(d.DB, d.RAG)

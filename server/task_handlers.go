@@ -97,6 +97,12 @@ func (s *Server) handleListTasks(c *Ctx) error {
 	if q.CreatedAfter != nil && q.CreatedBefore != nil && !q.CreatedAfter.Before(*q.CreatedBefore) {
 		return invalid("created_after must be before created_before", "value_error", "query", "created_after")
 	}
+	key := taskPageKey(c.OrgID(), c.ProjectID(), &q)
+	if b, ok := s.taskPages.Get(key); ok {
+		writeJSONBytes(c.W, b)
+		return nil
+	}
+	stamp, cacheable := s.taskPages.Stamp()
 	ts, total, err := s.db.FindTasks(c.Context(), store.TaskFilter{OrgID: c.OrgID(), ProjectID: c.ProjectID(),
 		Search: q.Search, AgentType: q.AgentType, Enabled: q.Enabled, CreatedAfter: q.CreatedAfter,
 		CreatedBefore: q.CreatedBefore, Sort: q.Sort, Limit: q.Limit, Offset: q.Offset})
@@ -107,7 +113,15 @@ func (s *Server) handleListTasks(c *Ctx) error {
 	for i := range ts {
 		page.Items = append(page.Items, taskListOut(&ts[i]))
 	}
-	return c.JSON(200, page)
+	b, err := encodeJSON(page)
+	if err != nil {
+		return err
+	}
+	if cacheable && len(b) <= taskPageMaxBytes {
+		s.taskPages.Put(key, stamp, b)
+	}
+	writeJSONBytes(c.W, b)
+	return nil
 }
 
 // handleGetTask is GET /api/tasks/{task_id}.

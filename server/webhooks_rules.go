@@ -108,6 +108,7 @@ func (s *Server) handleCreateWebhookRule(c *Ctx) error {
 	if err := s.db.SaveWebhookRule(c.Context(), r); err != nil {
 		return ruleSaveError(err)
 	}
+	s.wh.Forget(id) // the dispatcher's cached rules
 	c.Audit("webhook.rule_created", "success", "webhook_rule", r.ID, map[string]any{"task_id": id, "requires_approval": r.RequiresApproval})
 	return c.JSON(201, webhookRuleOut(r))
 }
@@ -138,6 +139,7 @@ func (s *Server) handleUpdateWebhookRule(c *Ctx) error {
 	if err := s.db.SaveWebhookRule(c.Context(), r); err != nil {
 		return ruleSaveError(err)
 	}
+	s.wh.Forget(id) // the dispatcher's cached rules
 	c.Audit("webhook.rule_updated", "success", "webhook_rule", r.ID, map[string]any{"task_id": id})
 	return c.JSON(200, webhookRuleOut(r))
 }
@@ -151,6 +153,7 @@ func (s *Server) handleDeleteWebhookRule(c *Ctx) error {
 	if err := s.db.DeleteWebhookRule(c.Context(), c.OrgID(), c.ProjectID(), id, rid); err != nil {
 		return err
 	}
+	s.wh.Forget(id) // the dispatcher's cached rules
 	c.Audit("webhook.rule_deleted", "success", "webhook_rule", rid, map[string]any{"task_id": id})
 	return c.NoContent()
 }

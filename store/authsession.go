@@ -173,7 +173,25 @@ type Principal struct {
 
 // FindPrincipal resolves a session-bound access token. It runs on every
 // authenticated request, so it goes through the prepared-statement cache.
+//
+// The answer is cached (readcache.go): a change to the user, the session or
+// the membership (logout, logout-all's epoch, a role change, removal,
+// deletion) invalidates it before the writing request answers.
 func (db *DB) FindPrincipal(ctx context.Context, userID, sessionID, orgID string) (*Principal, error) {
+	p, err := cached(ctx, db.principals, userID+"|"+sessionID+"|"+orgID, func(ctx context.Context) (Principal, error) {
+		p, err := db.findPrincipal(ctx, userID, sessionID, orgID)
+		if err != nil {
+			return Principal{}, err
+		}
+		return *p, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (db *DB) findPrincipal(ctx context.Context, userID, sessionID, orgID string) (*Principal, error) {
 	var p Principal
 	var valid, expires string
 	var revoked sql.NullString

@@ -23,7 +23,11 @@ import (
 
 // DB is the handle to the product database.
 type DB struct {
-	w    *sql.DB // exactly one connection: SQLite has one writer anyway, and this keeps BUSY away
+	// w: exactly one connection: SQLite has one writer anyway, and this keeps
+	// BUSY away. Every write transaction goes through writeOnce, which is
+	// where the read caches learn what changed (readcache.go): a new write
+	// path must too.
+	w    *sql.DB
 	r    *sql.DB // readers, WAL lets them run beside the writer
 	Path string
 	// Now is the clock every transaction stamps its rows with; tests replace it.
@@ -59,6 +63,12 @@ type DB struct {
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
+	// tg tracks which tables the writer changed, for the read caches
+	// (readcache.go); the caches themselves follow.
+	tg         tableGens
+	principals *Cache[Principal]
+	mfaUsers   *Cache[userMFA]
+	projects   *Cache[visibleProject]
 }
 
 // Querier is what read helpers need; both *sql.DB and *sql.Tx satisfy it.
@@ -125,6 +135,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
+	}
+	db.initCaches()
+	// Hook the writer now, so the caches work before the first write.
+	if conn, err := w.Conn(ctx); err == nil {
+		db.hookWriter(conn)
+		conn.Close()
 	}
 	return db, nil
 }
@@ -234,7 +250,23 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	stx, err := db.w.BeginTx(ctx, db.txOpts)
+	var stx *sql.Tx
+	var err error
+	if db.pg {
+		stx, err = db.w.BeginTx(ctx, db.txOpts)
+	} else {
+		// The writer connection is taken explicitly so that its row changes
+		// are known to reach the read caches' hook (readcache.go).
+		var conn *sql.Conn
+		conn, err = db.w.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		db.hookWriter(conn)
+		defer db.tg.txEnded()
+		stx, err = conn.BeginTx(ctx, db.txOpts)
+	}
 	if err != nil {
 		return err
 	}

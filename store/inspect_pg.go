@@ -58,3 +58,21 @@ func InspectPostgres(ctx context.Context, databaseURL string) (Inspection, error
 	sort.Strings(in.Unknown)
 	return in, nil
 }
+
+// PeekUserCountPostgres is PeekUserCount for a cluster's database: it counts
+// accounts over a read-only connection, never migrating (a database not yet
+// migrated counts 0), for --print-config.
+func PeekUserCountPostgres(ctx context.Context, databaseURL string) (int, error) {
+	r, err := openPGPool(databaseURL, true, "opsagent-print-config")
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	var exists bool
+	if err := r.QueryRowContext(ctx, `SELECT to_regclass('users') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return 0, err
+	}
+	var n int
+	err = r.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, err
+}

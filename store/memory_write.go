@@ -5,7 +5,9 @@ import "context"
 // MemoryHook runs inside a memory write's transaction with the row as
 // written: the knowledge base indexes the memory's document there, so a
 // memory the index refuses (or a hook's validation error) is not saved either.
-type MemoryHook func(m *Memory) error
+// Its ctx carries the transaction (WithTx): on PostgreSQL the document is a
+// row written in it.
+type MemoryHook func(ctx context.Context, m *Memory) error
 
 // SaveMemory creates m, or updates the memory of the same scope and key
 // (title, text, tags, source session); it fills m from the stored row, runs
@@ -16,7 +18,7 @@ func (db *DB) SaveMemory(ctx context.Context, m *Memory, then MemoryHook) (creat
 		if created, err = saveMemoryTx(ctx, tx, m); err != nil {
 			return err
 		}
-		return then(m)
+		return then(WithTx(ctx, tx), m)
 	})
 	return created, err
 }
@@ -30,7 +32,7 @@ func (db *DB) UpdateMemory(ctx context.Context, orgID, projectID, id string, p M
 		if m, err = updateMemoryTx(ctx, tx, orgID, projectID, id, p); err != nil {
 			return err
 		}
-		return then(m)
+		return then(WithTx(ctx, tx), m)
 	})
 	return m, err
 }
@@ -42,7 +44,7 @@ func (db *DB) DeleteMemory(ctx context.Context, orgID, projectID, id string, the
 		if err != nil {
 			return err
 		}
-		return then(m)
+		return then(WithTx(ctx, tx), m)
 	})
 }
 
@@ -58,17 +60,17 @@ func (db *DB) RefreshMemory(ctx context.Context, id string, then MemoryHook) err
 		if err != nil {
 			return err
 		}
-		return then(m)
+		return then(WithTx(ctx, tx), m)
 	})
 }
 
 // IfMemoryGone runs then, in a write transaction, only when no memory row
 // has this id (so a concurrent save cannot slip between the check and then).
-func (db *DB) IfMemoryGone(ctx context.Context, id string, then func() error) error {
+func (db *DB) IfMemoryGone(ctx context.Context, id string, then func(ctx context.Context) error) error {
 	return db.Write(ctx, func(tx *Tx) error {
 		if ok, err := memoryExistsTx(ctx, tx, id); ok || err != nil {
 			return err
 		}
-		return then()
+		return then(WithTx(ctx, tx))
 	})
 }

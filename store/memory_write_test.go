@@ -20,8 +20,8 @@ func TestMemoryWritesRunTheirHookInTheTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := errors.New("the index refused it")
-	ok := func(*Memory) error { return nil }
-	no := func(*Memory) error { return refused }
+	ok := func(context.Context, *Memory) error { return nil }
+	no := func(context.Context, *Memory) error { return refused }
 	mem := func() *Memory {
 		return &Memory{OrgID: org.ID, ProjectID: p.ID, Scope: MemoryScopeProject, Key: "db-host", Text: "db-1"}
 	}
@@ -48,7 +48,7 @@ func TestMemoryWritesRunTheirHookInTheTransaction(t *testing.T) {
 		t.Fatalf("a refused update changed the text to %q", got.Text)
 	}
 	var seen string
-	if err := db.RefreshMemory(ctx, m.ID, func(cur *Memory) error { seen = cur.Text; return nil }); err != nil || seen != "db-1" {
+	if err := db.RefreshMemory(ctx, m.ID, func(_ context.Context, cur *Memory) error { seen = cur.Text; return nil }); err != nil || seen != "db-1" {
 		t.Fatalf("refresh saw %q (%v)", seen, err)
 	}
 
@@ -56,13 +56,13 @@ func TestMemoryWritesRunTheirHookInTheTransaction(t *testing.T) {
 		t.Fatalf("delete with a refusing hook: %v", err)
 	}
 	ran := false
-	if err := db.IfMemoryGone(ctx, m.ID, func() error { ran = true; return nil }); err != nil || ran {
+	if err := db.IfMemoryGone(ctx, m.ID, func(context.Context) error { ran = true; return nil }); err != nil || ran {
 		t.Fatalf("IfMemoryGone ran for a memory that exists (%v)", err)
 	}
 	if err := db.DeleteMemory(ctx, org.ID, p.ID, m.ID, ok); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.IfMemoryGone(ctx, m.ID, func() error { ran = true; return nil }); err != nil || !ran {
+	if err := db.IfMemoryGone(ctx, m.ID, func(context.Context) error { ran = true; return nil }); err != nil || !ran {
 		t.Fatalf("IfMemoryGone did not run for a deleted memory (%v)", err)
 	}
 	if err := db.RefreshMemory(ctx, m.ID, no); err != nil {

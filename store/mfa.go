@@ -94,7 +94,22 @@ const hasMFAExpr = `EXISTS (SELECT 1 FROM mfa_methods m WHERE m.user_id = ? AND 
 // FindUserWithMFA is FindUserByID and HasMFA in one statement: /me asks
 // both on every call, and each separate read is a read transaction of its
 // own (locks taken and released with system calls).
+// The answer is cached (readcache.go); the caller gets its own copy.
 func (db *DB) FindUserWithMFA(ctx context.Context, id string) (*User, bool, error) {
+	um, err := cached(ctx, db.mfaUsers, id, func(ctx context.Context) (userMFA, error) {
+		u, has, err := db.findUserWithMFA(ctx, id)
+		if err != nil {
+			return userMFA{}, err
+		}
+		return userMFA{u: *u, mfa: has}, nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return &um.u, um.mfa, nil
+}
+
+func (db *DB) findUserWithMFA(ctx context.Context, id string) (*User, bool, error) {
 	var has bool
 	u, err := scanUser(withTrailing{db.readRow(ctx, `SELECT `+userCols+`, `+hasMFAExpr+` FROM users WHERE id = ? AND deleted_at IS NULL`,
 		id, id), &has})

@@ -94,7 +94,31 @@ func (db *DB) FindProjects(ctx context.Context, v Viewer, includeArchived bool) 
 
 // FindVisibleProject returns a project v may see and v's explicit project
 // role ("" when none). Invisible and foreign projects read as not found.
+//
+// Without an allow-list (an API key's) the answer is cached
+// (readcache.go); the caller gets its own copy.
 func (db *DB) FindVisibleProject(ctx context.Context, v Viewer, projectID string) (*Project, string, error) {
+	if len(v.Allow) > 0 {
+		return db.findVisibleProject(ctx, v, projectID)
+	}
+	see := "0"
+	if v.SeeAll {
+		see = "1"
+	}
+	vp, err := cached(ctx, db.projects, v.OrgID+"|"+v.UserID+"|"+see+"|"+projectID, func(ctx context.Context) (visibleProject, error) {
+		p, role, err := db.findVisibleProject(ctx, v, projectID)
+		if err != nil {
+			return visibleProject{}, err
+		}
+		return visibleProject{p: *p, role: role}, nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return &vp.p, vp.role, nil
+}
+
+func (db *DB) findVisibleProject(ctx context.Context, v Viewer, projectID string) (*Project, string, error) {
 	where, args := v.visibleSQL()
 	args = append([]any{v.UserID, projectID}, args...)
 	query := `SELECT ` + prefixed("p.", projectCols) + `,

@@ -123,6 +123,9 @@ func taskHasActiveRun(ctx context.Context, q Querier, taskID string) (bool, erro
 	return err == nil, err
 }
 
+const insertTaskRun = `INSERT INTO task_runs (session_id, task_id, org_id, run_key, scheduled_for, missed_fires, created_at)
+		VALUES (?,?,?,?,?,?,?)`
+
 func recordRunTx(ctx context.Context, tx *Tx, t *Task, key, trigger, status, reason, createdBy string, scheduledFor *time.Time, missed int) (*AgentSession, error) {
 	s := &AgentSession{OrgID: t.OrgID, ProjectID: t.ProjectID, Title: t.Name, FirstPrompt: t.Prompt, TaskID: t.ID,
 		TaskName: t.Name, AgentType: t.AgentType, Source: SourceTask, TriggerSource: trigger, Status: status,
@@ -130,8 +133,7 @@ func recordRunTx(ctx context.Context, tx *Tx, t *Task, key, trigger, status, rea
 	if err := CreateAgentSessionTx(ctx, tx, s); err != nil {
 		return nil, err
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO task_runs (session_id, task_id, org_id, run_key, scheduled_for, missed_fires, created_at)
-		VALUES (?,?,?,?,?,?,?)`, s.ID, t.ID, t.OrgID, key, nullTS(scheduledFor), missed, TS(tx.Now))
+	_, err := tx.ExecContext(ctx, insertTaskRun, s.ID, t.ID, t.OrgID, key, nullTS(scheduledFor), missed, TS(tx.Now))
 	if isUnique(err) {
 		return nil, Errorf(EConflict, "this run was already recorded")
 	}

@@ -29,6 +29,9 @@ type key struct {
 	created   time.Time // informative, kept in a comment; zero when unknown
 	identity  *age.X25519Identity
 	recipient *age.X25519Recipient
+	// staged: decrypts but is not yet used to encrypt, wherever it sits
+	// (Stage); kept as a comment line so the file stays an age identity file.
+	staged bool
 }
 
 // keyring is an ordered list of keys, oldest first; the last is current.
@@ -100,6 +103,9 @@ func (r *keyring) marshal() []byte {
 		if !k.created.IsZero() {
 			b.WriteString("# created: " + k.created.Format(time.RFC3339) + "\n")
 		}
+		if k.staged {
+			b.WriteString(stagedComment + "\n")
+		}
 		b.WriteString("# public key: " + k.recipient.String() + "\n")
 		b.WriteString(k.identity.String() + "\n")
 	}
@@ -111,11 +117,16 @@ func (r *keyring) marshal() []byte {
 func parseKeyring(data []byte) (*keyring, error) {
 	ring := &keyring{}
 	var created time.Time
+	staged := false
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if c, ok := strings.CutPrefix(line, "# created:"); ok {
 			created, _ = time.Parse(time.RFC3339, strings.TrimSpace(c))
+			continue
+		}
+		if line == stagedComment {
+			staged = true
 			continue
 		}
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -126,11 +137,12 @@ func parseKeyring(data []byte) (*keyring, error) {
 			return nil, fmt.Errorf("%w: line %d is not an age X25519 secret key", ErrCorruptKeyring, n)
 		}
 		k := keyFromIdentity(id, created)
+		k.staged = staged
 		if ring.has(k.id) {
 			return nil, fmt.Errorf("%w: line %d repeats key %s", ErrCorruptKeyring, n, k.id)
 		}
 		ring.keys = append(ring.keys, k)
-		created = time.Time{}
+		created, staged = time.Time{}, false
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptKeyring, err)

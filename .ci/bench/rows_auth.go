@@ -119,17 +119,29 @@ func closedLoop[T any](p *proc, conns int, d time.Duration, pool []T, op func(T)
 	return r
 }
 
-// refresher is one session's chain: its own client (source address) and
-// its current refresh token.
+// refresher is one session's chain: its clients (each its own loopback
+// source address, used in turn) and its current refresh token.
 type refresher struct {
-	c   *http.Client
-	tok string
+	cs   []*http.Client
+	next int
+	tok  string
 }
+
+// Refresh is limited to 120 per minute per address (sliding window), and a
+// quiet 2-core machine rotates 10k or more per second: over one server's
+// life in this row (a 1 s warm-up and two runs of -secs) the 512 sessions'
+// own addresses alone would each see several hundred, so most answers were
+// 429 and the row measured the limiter. Each session therefore rotates
+// through refreshAddrs addresses: 4,096 in all, under 60 per address per
+// minute even at 20k/s over 11 s. The limit itself stays at its default.
+const refreshAddrs = 8
 
 func refreshOnce(url string) func(r refresher) (refresher, int, error) {
 	return func(r refresher) (refresher, int, error) {
 		body, _ := json.Marshal(map[string]string{"refresh_token": r.tok})
-		resp, err := r.c.Post(url, "application/json", bytes.NewReader(body))
+		c := r.cs[r.next%len(r.cs)]
+		r.next++
+		resp, err := c.Post(url, "application/json", bytes.NewReader(body))
 		if err != nil {
 			return r, 0, err
 		}
@@ -145,8 +157,8 @@ func refreshOnce(url string) func(r refresher) (refresher, int, error) {
 	}
 }
 
-// rowRefresh: 512 sessions (each its own account and loopback address, as
-// refresh is rate limited per address: 120/min), 64 concurrent clients;
+// rowRefresh: 512 sessions (each its own account and refreshAddrs loopback
+// addresses, as refresh is rate limited per address: 120/min), 64 concurrent clients;
 // with -base, the baseline build runs alternated in the same run.
 func rowRefresh(dir string) (string, error) {
 	type target struct {
@@ -167,27 +179,40 @@ func rowRefresh(dir string) (string, error) {
 		}
 		t := &target{name: b.name, p: p, pool: make([]refresher, len(accts))}
 		for i, a := range accts {
-			t.pool[i] = refresher{c: client(srcIP(i)), tok: a.refresh}
+			r := refresher{tok: a.refresh}
+			for j := 0; j < refreshAddrs; j++ {
+				r.cs = append(r.cs, client(srcIP(i*refreshAddrs+j)))
+			}
+			t.pool[i] = r
 		}
 		closedLoop(p, 64, time.Second, t.pool, refreshOnce(p.url("/api/auth/refresh"))) // warm-up
 		targets = append(targets, t)
 	}
 	rates := map[string][]float64{}
 	lines := map[string][]string{}
+	var limited int64
 	for r := 0; r < 2; r++ {
 		for k := range targets {
 			t := targets[(k+r)%len(targets)]
 			res := closedLoop(t.p, 64, time.Duration(*secs)*time.Second, t.pool, refreshOnce(t.p.url("/api/auth/refresh")))
+			if t.name == "this build" {
+				limited += res.limited
+			}
 			rates[t.name] = append(rates[t.name], res.rate())
 			lines[t.name] = append(lines[t.name], res.String())
 			fmt.Printf("  refresh run %d, %s: %s\n", r+1, t.name, res)
 		}
 	}
+	// Rates count 200s only; a 429 means the load, not the server, set the
+	// figure, so the row says so rather than claim a result.
 	verdict := "meets"
-	if median(rates["this build"]) < 3000 {
+	switch {
+	case limited > 0:
+		verdict = fmt.Sprintf("NOT MEASURED (%d answers 429: the clients outran the per-address limit)", limited)
+	case median(rates["this build"]) < 3000:
 		verdict = "SHORT"
 	}
-	return fmt.Sprintf("| refresh rotations, built binary, 64 concurrent clients over 512 sessions (own loopback addresses; `--signup open` for the setup) (21) | `.ci/bench.sh refresh` | %s; %s; load %s | >= 3k/s |",
+	return fmt.Sprintf("| refresh rotations (200s only), built binary, 64 concurrent clients over 512 sessions, each rotating through %d loopback source addresses (`--signup open` for the setup) (21) | `.ci/bench.sh refresh` | %s; %s; load %s | >= 3k/s |", refreshAddrs,
 		describe(lines), verdict, loadavg()), nil
 }
 

@@ -18,8 +18,16 @@ func BackupCommand(ctx context.Context, args []string, getenv func(string) strin
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", defaultDataDir(getenv), "data directory of the server (env OPSAGENT_DATA_DIR)")
 	out := fs.String("out", "", "archive to write (.tar.gz)")
+	dbURL := fs.String("database-url", getenv("OPSAGENT_DATABASE_URL"), "the server's PostgreSQL database (env OPSAGENT_DATABASE_URL): refused, see below")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *dbURL != "" {
+		// The archive holds a SQLite file; a cluster's state is in PostgreSQL,
+		// whose own tools make a consistent copy of it.
+		return errors.New("backup: the state is in PostgreSQL (--database-url / OPSAGENT_DATABASE_URL), which opsagent backup does not archive: " +
+			"back up the database with pg_dump (e.g. pg_dump -Fc -f opsagent.dump DBNAME) or your PostgreSQL's own backups, " +
+			"and keep a copy of one server's DATA_DIR/vault/ and keys/ (the ciphertexts in the database are useless without the vault identity)")
 	}
 	if *out == "" {
 		return errors.New("backup: --out is required")

@@ -1,5 +1,6 @@
 // Package knowledge is what the agent knows about a team: its long-term
-// memories (rows in SQLite) and the documents of the RAG store. Every memory
+// memories (rows of the database) and the documents of the RAG store (files on
+// the appliance, rows on a PostgreSQL cluster: see Source). Every memory
 // is also written to the RAG "memories" collection, in the same write
 // transaction as its row, so one search finds runbooks, facts, incidents and
 // memories together. The agent's remember, recall and search_knowledge tools
@@ -64,8 +65,9 @@ func (b *Base) Remember(ctx context.Context, in RememberInput) (m *Memory, creat
 		m.ProjectID = ""
 	}
 	// The index runs inside the transaction: a memory it refuses is not saved either.
-	created, err = b.db.SaveMemory(ctx, m, func(m *Memory) error { return b.index(ctx, m) })
+	created, err = b.db.SaveMemory(ctx, m, b.index)
 	if err != nil {
+		b.unindex(ctx, m)
 		return nil, false, err
 	}
 	return m, created, nil
@@ -77,23 +79,35 @@ func (b *Base) Update(ctx context.Context, orgID, projectID, id string, p store.
 		t := oneLine(*p.Title)
 		p.Title = &t
 	}
-	return b.db.UpdateMemory(ctx, orgID, projectID, id, p, func(m *Memory) error {
+	var seen *Memory
+	m, err := b.db.UpdateMemory(ctx, orgID, projectID, id, p, func(ctx context.Context, m *Memory) error {
 		if err := validate(m.Scope, m.Key, m.Title, m.Text); err != nil {
 			return err
 		}
+		seen = m
 		return b.index(ctx, m)
 	})
+	if err != nil && seen != nil {
+		b.unindex(ctx, seen)
+	}
+	return m, err
 }
 
 // Forget deletes a memory the project sees, and its document.
 func (b *Base) Forget(ctx context.Context, orgID, projectID, id string) error {
-	return b.db.DeleteMemory(ctx, orgID, projectID, id, func(m *Memory) error {
+	var seen *Memory
+	err := b.db.DeleteMemory(ctx, orgID, projectID, id, func(ctx context.Context, m *Memory) error {
+		seen = m
 		err := b.rag.Delete(ctx, scopeOf(m), rag.CollectionMemories, docName(m.ID))
 		if errors.Is(err, rag.ErrNotFound) {
 			return nil
 		}
 		return err
 	})
+	if err != nil && seen != nil {
+		b.unindex(ctx, seen)
+	}
+	return err
 }
 
 // Get returns one memory the project sees.
@@ -150,7 +164,18 @@ func (b *Base) Search(ctx context.Context, orgID, projectID string, q rag.Query)
 	return b.rag.Search(ctx, rag.Scope{OrgID: orgID, ProjectID: projectID}, q)
 }
 
+// unindex puts this server's index back in line with the database after a memory write whose transaction
+// failed: on a shared database the document's change joined that transaction and reached the index before
+// the commit (rag.Store.Refresh; nothing to do with files).
+func (b *Base) unindex(ctx context.Context, m *Memory) {
+	if m == nil || !store.ValidID(m.ID) {
+		return
+	}
+	_ = b.rag.Refresh(context.WithoutCancel(ctx), scopeOf(m), rag.CollectionMemories, docName(m.ID))
+}
+
 // index writes the memory's document: a Markdown file named by its id, so renaming a key never moves it.
+// ctx carries the memory's transaction (store.WithTx), which a document row on a shared database joins.
 func (b *Base) index(ctx context.Context, m *Memory) error {
 	title := m.Title
 	if title == "" {

@@ -33,7 +33,7 @@ func (b *Base) Reconcile(ctx context.Context) (fixed, removed int, err error) {
 			if b.upToDate(ctx, m) {
 				continue
 			}
-			err := b.db.RefreshMemory(ctx, m.ID, func(cur *Memory) error { return b.index(ctx, cur) })
+			err := b.db.RefreshMemory(ctx, m.ID, b.index)
 			if err != nil {
 				return fixed, removed, err
 			}
@@ -55,7 +55,7 @@ func (b *Base) Reconcile(ctx context.Context) (fixed, removed int, err error) {
 			if ids[id] {
 				continue
 			}
-			err := b.db.IfMemoryGone(ctx, id, func() error {
+			err := b.db.IfMemoryGone(ctx, id, func(ctx context.Context) error {
 				if err := b.rag.Delete(ctx, scope, rag.CollectionMemories, d.Name); err != nil && !errors.Is(err, rag.ErrNotFound) {
 					return err
 				}

@@ -50,22 +50,8 @@ func (k *Keeper) Rotate(ctx context.Context, batch int) (*RotateReport, error) {
 	}
 	k.noteKeyringWritten()
 	rep := &RotateReport{NewKeyID: newID, RetiredKeyID: []string{}}
-	for {
-		n, err := k.db.Reencrypt(ctx, newID, batch, func(st store.StaleCiphertext) ([]byte, string, error) {
-			ct, kid, err := v.Reencrypt(st.CT)
-			if err != nil {
-				return nil, "", fmt.Errorf("secrets: re-encrypt %s.%s of row %s: %w", st.Column.Table, st.Column.CT, st.RowID, err)
-			}
-			return ct, kid, nil
-		})
-		if err != nil {
-			return rep, err
-		}
-		rep.Batches++
-		rep.Reencrypted += n
-		if n == 0 {
-			break
-		}
+	if err := k.reencryptAll(ctx, v, newID, batch, rep); err != nil {
+		return rep, err
 	}
 	for _, id := range old {
 		if err := v.Retire(id); err != nil && !errors.Is(err, vault.ErrUnknownKey) {
@@ -76,6 +62,28 @@ func (k *Keeper) Rotate(ctx context.Context, batch int) (*RotateReport, error) {
 	}
 	k.log.Info("secrets: vault key rotated", "new_key_id", newID, "reencrypted", rep.Reencrypted, "retired", rep.RetiredKeyID)
 	return rep, nil
+}
+
+// reencryptAll re-encrypts every ciphertext not made with key to, in
+// batches, until a batch finds none.
+func (k *Keeper) reencryptAll(ctx context.Context, v *vault.Vault, to string, batch int, rep *RotateReport) error {
+	for {
+		n, err := k.db.Reencrypt(ctx, to, batch, func(st store.StaleCiphertext) ([]byte, string, error) {
+			ct, kid, err := v.Reencrypt(st.CT)
+			if err != nil {
+				return nil, "", fmt.Errorf("secrets: re-encrypt %s.%s of row %s: %w", st.Column.Table, st.Column.CT, st.RowID, err)
+			}
+			return ct, kid, nil
+		})
+		if err != nil {
+			return err
+		}
+		rep.Batches++
+		rep.Reencrypted += n
+		if n == 0 {
+			return nil
+		}
+	}
 }
 
 // KeyUsage reports the vault's keys (oldest first, the last current) and how
@@ -91,14 +99,18 @@ func (k *Keeper) KeyUsage(ctx context.Context) (keys []string, counts map[string
 
 // RotateCommand is `opsagent vault rotate --data-dir D [--batch N]`. It may
 // run while the server runs on the same directory (see Rotate). The
-// passphrase comes from OPSAGENT_VAULT_PASSPHRASE like the server's.
+// passphrase comes from OPSAGENT_VAULT_PASSPHRASE like the server's. With
+// --database-url (several servers on PostgreSQL) it is one step of three:
+// --stage, then the promotion, then --retire (rotate_cluster.go).
 func RotateCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	const usage = "usage: opsagent vault rotate --data-dir DIR [--batch N]\n" +
+		"       opsagent vault rotate --data-dir DIR --database-url URL [--stage | --retire]   (several servers on PostgreSQL: --stage, then no flag, then --retire; copy DIR/vault/keyring to every server after each)"
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprintln(stdout, "usage: opsagent vault rotate --data-dir DIR [--batch N]\n\nRe-encrypts every vault ciphertext under a new key; safe while the server runs.")
+		fmt.Fprintln(stdout, usage+"\n\nRe-encrypts every vault ciphertext under a new key; safe while the server runs.")
 		return nil
 	}
 	if len(args) == 0 || args[0] != "rotate" {
-		fmt.Fprintln(stderr, "usage: opsagent vault rotate --data-dir DIR [--batch N]")
+		fmt.Fprintln(stderr, usage)
 		return errors.New("unknown vault command")
 	}
 	fs := flag.NewFlagSet("vault rotate", flag.ContinueOnError)
@@ -109,6 +121,9 @@ func RotateCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	dataDir := fs.String("data-dir", def, "data directory of the server (env OPSAGENT_DATA_DIR)")
 	batch := fs.Int("batch", DefaultRotateBatch, "ciphertexts re-encrypted per transaction")
+	dbURL := fs.String("database-url", getenv("OPSAGENT_DATABASE_URL"), "the servers' PostgreSQL database (env OPSAGENT_DATABASE_URL)")
+	stage := fs.Bool("stage", false, "add the next key, decrypting only; copy the keyring to every server before the next step")
+	retire := fs.Bool("retire", false, "re-encrypt what still uses an older key and retire the older keys")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -119,12 +134,24 @@ func RotateCommand(ctx context.Context, args []string, getenv func(string) strin
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	db, err := store.Open(ctx, filepath.Join(*dataDir, "opsagent.db"))
+	if *stage {
+		id, err := v.Stage()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "staged key %s (decrypts; the current key %s still encrypts)\nstep 1 of 3 done: %s, then run `opsagent vault rotate` with --database-url.\n", id, v.CurrentKeyID(), copyKeyring)
+		return nil
+	}
+	db, err := store.OpenURL(ctx, filepath.Join(*dataDir, "opsagent.db"), *dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	rep, err := New(db, v, dir, pass, logger).Rotate(ctx, *batch)
+	k := New(db, v, dir, pass, logger)
+	if *dbURL != "" || *retire {
+		return rotateCluster(ctx, k, v, *retire, *batch, stdout)
+	}
+	rep, err := k.Rotate(ctx, *batch)
 	if err != nil {
 		return err
 	}

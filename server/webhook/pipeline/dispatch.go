@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -40,6 +41,10 @@ func (p *Pipeline) dispatcher(ctx context.Context) {
 		case <-t.C:
 		}
 		p.archivePending(ctx)
+		// Until the queue is empty: a pass that finds it empty is what
+		// ends the backlog (flow.go). Each pass is one short transaction;
+		// database/sql hands the writer connection to the group commit
+		// waiting for it between two passes.
 		for ctx.Err() == nil {
 			n, err := p.dispatchOnce(ctx)
 			if err != nil {
@@ -48,7 +53,7 @@ func (p *Pipeline) dispatcher(ctx context.Context) {
 				}
 				break
 			}
-			if n < dispatchBatch {
+			if n == 0 {
 				break
 			}
 		}
@@ -65,43 +70,40 @@ func (p *Pipeline) DispatchAll(ctx context.Context) error {
 	p.archivePending(ctx)
 	for {
 		n, err := p.dispatchOnce(ctx)
-		if err != nil || n < dispatchBatch {
+		if err != nil || n == 0 {
 			return err
 		}
 	}
 }
 
+// dispatchOnce dispatches the oldest pending events in one transaction
+// sized by nextBatch and reports how many it took.
 func (p *Pipeline) dispatchOnce(ctx context.Context) (int, error) {
 	p.dispatchMu.Lock()
 	defer p.dispatchMu.Unlock()
-	events, err := p.d.DB.PendingWebhookEvents(ctx, dispatchBatch)
+	g := p.flowGen()
+	events, err := p.d.DB.PendingWebhookEvents(ctx, p.batchN)
+	if err == nil && len(events) == 0 {
+		p.queueEmpty(g)
+	}
 	if err != nil || len(events) == 0 {
 		return 0, err
 	}
-	hooks := map[string]*store.Webhook{}
-	rules := map[string][]store.WebhookRule{}
+	started := time.Now()
 	plans := make([]store.DispatchPlan, 0, len(events))
 	for i := range events {
 		e := &events[i]
-		h, ok := hooks[e.TaskID]
-		if !ok {
-			h, err = p.d.DB.FindWebhookForIngest(ctx, e.TaskID)
-			if err != nil && !store.IsNotFound(err) {
-				return 0, err
-			}
-			hooks[e.TaskID] = h
-			if h != nil {
-				if rules[e.TaskID], err = p.d.DB.FindWebhookRules(ctx, h.OrgID, h.ProjectID, h.TaskID); err != nil {
-					return 0, err
-				}
-			}
+		c, err := p.dispatchConfig(ctx, e.TaskID)
+		if err != nil {
+			return 0, err
 		}
-		plans = append(plans, p.plan(e, h, rules[e.TaskID]))
+		plans = append(plans, p.plan(e, c.hook, c.rules))
 	}
 	outs, err := p.d.DB.ApplyDispatch(ctx, plans)
 	if err != nil {
 		return 0, err
 	}
+	p.nextBatch(len(events), time.Since(started))
 	runs := false
 	for _, o := range outs {
 		for _, it := range o.Items {
@@ -218,7 +220,19 @@ func runInput(e *store.WebhookEvent, ev webhook.Event) string {
 		b.WriteString(", a replay of event " + e.ReplayOf)
 	}
 	b.WriteString(".\nAlerts (normalized JSON):\n")
-	alerts, _ := json.MarshalIndent(ev.Alerts, "", "  ")
+	var alerts []byte
+	if e.Alerts != "" {
+		// The event's stored alerts are json.Marshal of ev.Alerts:
+		// indenting them gives what MarshalIndent would, without encoding
+		// the alerts a second time.
+		var buf bytes.Buffer
+		if json.Indent(&buf, []byte(e.Alerts), "", "  ") == nil {
+			alerts = buf.Bytes()
+		}
+	}
+	if alerts == nil {
+		alerts, _ = json.MarshalIndent(ev.Alerts, "", "  ")
+	}
 	if len(alerts) > maxRunInput {
 		alerts = append(alerts[:maxRunInput], []byte("\n... (truncated)")...)
 	}

@@ -73,6 +73,7 @@ type Pipeline struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	cache   map[string]*Hook
+	configs map[string]dispatchConfig // the dispatcher's (dispatch_config.go), guarded by mu
 	queue   chan ingestReq
 	wake    chan struct{}
 	wg      sync.WaitGroup
@@ -89,6 +90,12 @@ type Pipeline struct {
 	// archive: incidents resolved in the ingest transaction, archived by
 	// the dispatcher goroutine (guarded by parsedMu).
 	archive []*store.Incident
+	// flowMu guards where events are dispatched (flow.go).
+	flowMu    sync.Mutex
+	backlog   bool
+	deferring bool
+	deferGen  uint64
+	batchN    int // events of the next dispatch transaction (under dispatchMu)
 }
 
 // New builds a pipeline; Start runs its writer and dispatcher.
@@ -108,8 +115,9 @@ func New(d Deps) *Pipeline {
 	if d.Telemetry == nil {
 		d.Telemetry = telemetry.Nop{}
 	}
-	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, queue: make(chan ingestReq, queueSize),
-		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{}}
+	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, configs: map[string]dispatchConfig{}, queue: make(chan ingestReq, queueSize),
+		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{},
+		backlog: true, batchN: minDispatch}
 }
 
 // Start runs the ingest writer and the dispatcher until the returned stop
@@ -156,6 +164,7 @@ type Hook struct {
 func (p *Pipeline) Forget(taskID string) {
 	p.mu.Lock()
 	delete(p.cache, taskID)
+	delete(p.configs, taskID)
 	p.mu.Unlock()
 }
 

@@ -1,0 +1,26 @@
+-- PostgreSQL twin of migrations/0110_knowledge_documents.sql (same tables, columns, constraints and indexes; TestSchemasMatch).
+-- Knowledge documents in the database (issue 20). On PostgreSQL they are the
+-- source of truth of the RAG store, shared by every server: each server keeps
+-- its own Bleve index as a cache and follows the change feed (seq). The
+-- appliance keeps its documents as files under DATA_DIR/rag and leaves this
+-- table empty (migrate-to-postgres fills it from the files).
+CREATE TABLE knowledge_documents (
+	org_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+	project_id TEXT NOT NULL,            -- '' for the organization's documents
+	collection TEXT NOT NULL,
+	name TEXT NOT NULL,
+	content BYTEA NOT NULL,              -- the whole document, front matter included; empty for a tombstone
+	size BIGINT NOT NULL,
+	sha256 TEXT NOT NULL,
+	title TEXT NOT NULL DEFAULT '',
+	tags TEXT NOT NULL DEFAULT '',       -- comma-separated, normalised
+	deleted BIGINT NOT NULL DEFAULT 0,  -- 1: a tombstone, so every server's follower removes it
+	seq BIGINT NOT NULL,                  -- the change feed: a new, higher value on every write
+	updated_at TEXT NOT NULL,
+	PRIMARY KEY (org_id, project_id, collection, name)
+);
+CREATE UNIQUE INDEX knowledge_documents_seq ON knowledge_documents(seq);
+-- The change feed's numbers. Writers take them under a transaction-scoped
+-- advisory lock (store/knowledge_pg.go), so they commit in their order and a
+-- follower reading seq > its cursor never skips a change committed late.
+CREATE SEQUENCE knowledge_seq;

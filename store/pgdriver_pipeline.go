@@ -26,7 +26,20 @@ import (
 var pgDeferrable = map[string]bool{
 	insertWebhookEvent: true, // webhook_event.go, InsertWebhookEvents: `if _, err := ...; err != nil { return err }`
 	insertTimeline:     true, // incident.go, addTimelineTx and the ingest dispatch: the same
+	// webhook_dispatch.go, the dispatcher's batch: results unused, errors returned.
+	insertIncidentKey:    true,
+	updateIncidentCounts: true,
+	dispatchedEvent:      true,
+	dispatchedEvent[:len(dispatchedEvent)-len(dispatchedEventWhere)] + `, body = NULL` + dispatchedEventWhere: true,
 }
+
+// dispatchedEvent is applyDispatch's status update as webhook_dispatch.go
+// writes it (a copy: if that text changes, the statement is simply no
+// longer queued).
+const (
+	dispatchedEventWhere = ` WHERE id = ?`
+	dispatchedEvent      = `UPDATE webhook_events SET status = ?, dispatch = ?, error = ?, dispatched_at = ?` + dispatchedEventWhere
+)
 
 // pgMaxPending bounds the statements queued before they are sent anyway.
 const pgMaxPending = 512

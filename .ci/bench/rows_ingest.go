@@ -39,13 +39,39 @@ end
 `
 }
 
+// ingestTarget is one server under ingest load: its wrk script and what
+// the drain check needs (the account and the webhooks' tasks).
+type ingestTarget struct {
+	script string
+	acct   *account
+	tasks  []string
+}
+
+// pending counts the events acknowledged but not yet dispatched (status
+// received) over the webhooks.
+func (it *ingestTarget) pending(p *proc) (int, error) {
+	c := client("")
+	n := 0
+	for _, task := range it.tasks {
+		var page struct {
+			Total int `json:"total"`
+		}
+		if _, err := call(c, "GET", p.url("/api/tasks/"+task+"/webhook/events?status=received&limit=1"), it.acct.access, it.acct.project, nil, &page); err != nil {
+			return 0, err
+		}
+		n += page.Total
+	}
+	return n, nil
+}
+
 // setupIngest makes 16 tasks with Alertmanager webhooks (default settings
 // but the per-webhook rate limit at its maximum) and writes the wrk script.
-func setupIngest(p *proc, dir string) (string, error) {
+func setupIngest(p *proc, dir string) (*ingestTarget, error) {
 	a, err := register(p, "", "bench@example.com", true)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
+	it := &ingestTarget{acct: a}
 	c := client("")
 	var paths, secrets []string
 	for i := 0; i < ingestHooks; i++ {
@@ -54,20 +80,21 @@ func setupIngest(p *proc, dir string) (string, error) {
 		}
 		if _, err := call(c, "POST", p.url("/api/tasks"), a.access, a.project, map[string]any{
 			"name": fmt.Sprintf("disk alerts %d", i), "prompt": "Investigate the disk alert."}, &task); err != nil {
-			return "", err
+			return nil, err
 		}
+		it.tasks = append(it.tasks, task.ID)
 		var hook struct {
 			URL    string `json:"url"`
 			Secret string `json:"secret"`
 		}
 		if _, err := call(c, "PUT", p.url("/api/tasks/"+task.ID+"/webhook"), a.access, a.project, map[string]any{
 			"provider": "alertmanager", "rate_limit_per_minute": 100000}, &hook); err != nil {
-			return "", err
+			return nil, err
 		}
 		paths, secrets = append(paths, hook.URL), append(secrets, hook.Secret)
 	}
-	script := filepath.Join(dir, filepath.Base(p.dataDir)+".lua")
-	return script, os.WriteFile(script, []byte(ingestLua(paths, secrets)), 0o600)
+	it.script = filepath.Join(dir, filepath.Base(p.dataDir)+".lua")
+	return it, os.WriteFile(it.script, []byte(ingestLua(paths, secrets)), 0o600)
 }
 
 // rowIngest: consecutive runs at 256 connections (flat?), then one at 64
@@ -77,6 +104,9 @@ func rowIngest(dir string) (string, error) {
 		b      build
 		p      *proc
 		script string
+		it     *ingestTarget
+		cpu0   float64 // CPU seconds before the first run
+		events float64 // deliveries answered
 	}
 	var ts []target
 	for _, b := range builds() {
@@ -85,35 +115,59 @@ func rowIngest(dir string) (string, error) {
 			return "", err
 		}
 		defer p.stop()
-		script, err := setupIngest(p, dir)
+		it, err := setupIngest(p, dir)
 		if err != nil {
 			return "", err
 		}
-		ts = append(ts, target{b, p, script})
+		ts = append(ts, target{b: b, p: p, script: it.script, it: it, cpu0: p.cpuSeconds()})
 	}
 	lines := map[string][]string{}
 	rates := map[string][]float64{}
 	p99s := map[string]time.Duration{}
 	for r := 0; r < *ingRuns; r++ {
 		for k := range ts {
-			t := ts[(k+r)%len(ts)]
+			t := &ts[(k+r)%len(ts)]
 			res, err := runWrk(t.p, "http://"+t.p.addr, 256, *ingSecs, "-s", t.script)
 			if err != nil {
 				return "", err
 			}
+			t.events += res.requests - res.non2xx
 			rates[t.b.name] = append(rates[t.b.name], res.rps)
 			lines[t.b.name] = append(lines[t.b.name], fmt.Sprintf("%.0f/s (p99 %s)", res.rps, fmtDur(res.p99)))
 			fmt.Printf("  ingest run %d at 256 connections, %s: %s\n", r+1, t.b.name, res)
 		}
 	}
-	for _, t := range ts {
+	for k := range ts {
+		t := &ts[k]
 		res, err := runWrk(t.p, "http://"+t.p.addr, 64, min(*ingSecs, 10), "-s", t.script)
 		if err != nil {
 			return "", err
 		}
+		t.events += res.requests - res.non2xx
 		p99s[t.b.name] = res.p99
 		lines[t.b.name] = append(lines[t.b.name], fmt.Sprintf("64 connections: %.0f/s p99 %s", res.rps, fmtDur(res.p99)))
 		fmt.Printf("  ingest at 64 connections, %s: %s\n", t.b.name, res)
+	}
+	// Events acknowledged under load may still wait for their dispatch
+	// (a run, an incident): wait until none does, so the CPU per event
+	// below is the whole cost of an event, acknowledgement and dispatch.
+	for _, t := range ts {
+		start := time.Now()
+		left := -1
+		for time.Since(start) < 5*time.Minute {
+			n, err := t.it.pending(t.p)
+			if err != nil {
+				return "", err
+			}
+			if left = n; n == 0 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cpu := (t.p.cpuSeconds() - t.cpu0) * 1e6 / t.events
+		line := fmt.Sprintf("all dispatched %.1f s after the load (%d left), %.0f µs CPU per event in all", time.Since(start).Seconds(), left, cpu)
+		lines[t.b.name] = append(lines[t.b.name], line)
+		fmt.Printf("  ingest drain, %s: %s\n", t.b.name, line)
 	}
 	mine := rates["this build"]
 	lo, hi := mine[0], mine[0]

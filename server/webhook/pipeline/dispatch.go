@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -219,7 +220,19 @@ func runInput(e *store.WebhookEvent, ev webhook.Event) string {
 		b.WriteString(", a replay of event " + e.ReplayOf)
 	}
 	b.WriteString(".\nAlerts (normalized JSON):\n")
-	alerts, _ := json.MarshalIndent(ev.Alerts, "", "  ")
+	var alerts []byte
+	if e.Alerts != "" {
+		// The event's stored alerts are json.Marshal of ev.Alerts:
+		// indenting them gives what MarshalIndent would, without encoding
+		// the alerts a second time.
+		var buf bytes.Buffer
+		if json.Indent(&buf, []byte(e.Alerts), "", "  ") == nil {
+			alerts = buf.Bytes()
+		}
+	}
+	if alerts == nil {
+		alerts, _ = json.MarshalIndent(ev.Alerts, "", "  ")
+	}
 	if len(alerts) > maxRunInput {
 		alerts = append(alerts[:maxRunInput], []byte("\n... (truncated)")...)
 	}

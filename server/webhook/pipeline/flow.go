@@ -2,15 +2,19 @@ package pipeline
 
 import "time"
 
-// Where an event is dispatched. Idle, the writer dispatches a delivery of a
-// webhook without rules in its own ingest transaction (one commit stores
-// and dispatches it: the run or incident exists when the sender hears
-// 202). Under load that work (a session row, incident correlation,
-// timeline entries: most of an event's cost) would sit on the
-// acknowledgement path of every delivery in the group commit, so the writer
-// only stores the events (status received, their dedupe and idempotency
-// decisions made) and the dispatcher takes them from the durable queue in
-// batches: the acknowledgement then costs the event row alone.
+// Where an event is dispatched. A delivery of a webhook without rules is
+// dispatched in its own ingest transaction (one commit stores and
+// dispatches it: the run or incident exists when the sender hears 202).
+// Measured on two cores shared with the load generator (BENCHMARKS.md),
+// that is the cheapest way in CPU: leaving the dispatch to the dispatcher
+// costs a second write of the event row (with its body), a read back and
+// a commit of its own, about half as much CPU again per event. But a group
+// commit's duration grows with its size, and every delivery in it waits
+// for all of it; past inlineMax deliveries the writer only stores the
+// events (status received, their dedupe and idempotency decisions made)
+// and the dispatcher takes them from the durable queue in short
+// transactions, so an overload lengthens the dispatch queue, not every
+// acknowledgement.
 //
 // Order per webhook is kept: once any event was left to the dispatcher
 // (backlog), every later one is too, until the dispatcher has found the
@@ -19,9 +23,9 @@ import "time"
 // a pipeline starts in backlog.
 const (
 	// inlineMax: the largest group commit whose events are still
-	// dispatched inline when there is no backlog (a lone delivery, or a
-	// few arriving together on an idle server).
-	inlineMax = 8
+	// dispatched inline when there is no backlog (about 0.15 ms of CPU
+	// each: 1024 make a commit of about 150 ms).
+	inlineMax = 1024
 	// dispatchBudget: the time one dispatch transaction aims to hold the
 	// writer connection, so deliveries waiting for their group commit
 	// wait at most about this long behind it.

@@ -61,7 +61,8 @@ func (p *Pipeline) writer(ctx context.Context) {
 	items := make([]store.IngestItem, 0, maxBatch)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	prev := 0 // deliveries in the previous commit
+	prev := 0              // deliveries in the previous commit
+	var took time.Duration // how long it took
 	for {
 		batch, items = batch[:0], items[:0]
 		select {
@@ -88,7 +89,11 @@ func (p *Pipeline) writer(ctx context.Context) {
 		// BenchmarkIngestGroupCommit), so on a busy machine waiting a few
 		// milliseconds cuts the CPU per delivery and raises throughput; the
 		// writer sleeps meanwhile. Idle, a lone delivery commits at once.
-		if prev > 1 {
+		// A commit that itself took longer than linger (events dispatched
+		// in it: about 0.15 ms each) already let the next batch gather
+		// while it ran, and lingering would only add to every delivery's
+		// wait.
+		if prev > 1 && took < linger {
 			deadline := time.Now().Add(linger)
 		wait:
 			for len(batch) < maxBatch {
@@ -121,12 +126,13 @@ func (p *Pipeline) writer(ctx context.Context) {
 		// statement, a large share of the writer's CPU.
 		started := time.Now()
 		res, err := p.d.DB.InsertWebhookEvents(context.WithoutCancel(ctx), items)
+		took = time.Since(started)
 		if !inline {
 			p.deferredDone()
 		}
 		var pending bool
 		if err == nil {
-			p.report(res, time.Since(started))
+			p.report(res, took)
 			pending = p.handOff(batch, res) // before the waiters hear, so before any dispatch
 		}
 		for i, r := range batch {

@@ -39,7 +39,7 @@ const (
 func (p *Pipeline) admitInline(n int) bool {
 	p.flowMu.Lock()
 	defer p.flowMu.Unlock()
-	if !p.backlog && n <= inlineMax {
+	if !p.backlog && n <= p.d.InlineMax {
 		return true
 	}
 	p.backlog, p.deferring = true, true

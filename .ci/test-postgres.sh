@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 : "${OPSAGENT_TEST_DATABASE_URL:?start a cluster first: export OPSAGENT_TEST_DATABASE_URL=\$(.ci/pg-start.sh)}"
 export OPSAGENT_TEST_ENGINE=postgres
 go test -count=1 -timeout 10m ./store/...
+# The knowledge store on a shared database (documents as rows, each server's index following their feed).
+go test -count=1 -timeout 10m ./server/knowledge/...
 # The core: every test of these files, by name.
 shopt -s nullglob
 files=()

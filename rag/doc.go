@@ -39,6 +39,16 @@
 // files that are over Options.MaxDocBytes or not UTF-8 text. Put and Get work through an [os.Root] opened on
 // the project's folder, so not even a symbolic link planted there leads them outside it.
 //
+// # Several servers: the documents in a database
+//
+// With [Options.Source] (the server sets it on a PostgreSQL cluster) the documents are not files: the Source
+// (the database) holds them and numbers every change, deletions included, and the index under dir is this
+// server's cache of it. Put and Delete write to the Source (in the caller's transaction when its ctx carries
+// one) and apply the change to the index at once; Get and List read the Source; Search reads the index. Open
+// rebuilds the index from the Source's whole feed, re-indexing only content it does not hold, and Start
+// follows the feed every [Options.FollowInterval], so what another server wrote is found within about a
+// second. See source.go and follow.go.
+//
 // Markdown is split at its headings so that a hit points at the section that answers; long sections are cut
 // at paragraph, then word boundaries with a small overlap.
 package rag

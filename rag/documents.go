@@ -33,6 +33,17 @@ type Doc struct {
 // indexes it before returning: once Put returns, the document survives a crash and is searchable. Tags nil
 // keeps the tags of the content's own front matter; non-nil replaces them (empty removes them).
 func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, content []byte, tags []string) (Doc, error) {
+	return s.put(ctx, scope, collection, name, content, tags, false)
+}
+
+// Create is Put for a new document: it fails with ErrExists, and writes nothing, when the scope has a
+// document of that name, checked in the same step as the write (on a cluster, two servers creating one
+// name at once do not overwrite each other).
+func (s *Store) Create(ctx context.Context, scope Scope, collection, name string, content []byte, tags []string) (Doc, error) {
+	return s.put(ctx, scope, collection, name, content, tags, true)
+}
+
+func (s *Store) put(ctx context.Context, scope Scope, collection, name string, content []byte, tags []string, create bool) (Doc, error) {
 	if err := s.await(ctx); err != nil {
 		return Doc{}, err
 	}
@@ -66,7 +77,7 @@ func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, c
 		return Doc{}, err
 	}
 	if s.src != nil {
-		return s.putShared(ctx, scope, collection, name, content, m)
+		return s.putShared(ctx, scope, collection, name, content, m, create)
 	}
 
 	s.wmu.Lock()
@@ -80,6 +91,11 @@ func (s *Store) Put(ctx context.Context, scope Scope, collection, name string, c
 		return Doc{}, err
 	}
 	defer pr.Close()
+	if create {
+		if _, err := pr.Lstat(rel); err == nil {
+			return Doc{}, &Error{Kind: ErrExists, Field: "name", Detail: name}
+		}
+	}
 	if err := writeAtomic(pr, rel, content); err != nil {
 		return Doc{}, fmt.Errorf("rag: write %s: %w", rel, err)
 	}

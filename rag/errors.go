@@ -17,6 +17,8 @@ var (
 	ErrInvalidQuery      = errors.New("invalid query")
 	ErrNotFound          = errors.New("document not found")
 	ErrClosed            = errors.New("rag store closed")
+	// ErrExists: Create found a document of that name (a 409).
+	ErrExists = errors.New("a document with this name exists")
 )
 
 // Error is the one error type that leaves this package for a caller's mistake. Kind is one of the sentinel

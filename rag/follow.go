@@ -118,7 +118,9 @@ func (s *Store) apply(changes []SourceDoc) error {
 			b.remove(p)
 			continue
 		}
-		if old, ok := b.previous(p); ok && old.Hash == d.SHA256 {
+		// The hash of the content itself, not the one the Source recorded: what decides is what the
+		// index would hold.
+		if old, ok := b.previous(p); ok && old.Hash == hashHex(d.Content) {
 			continue
 		}
 		if err := b.add(entry{Path: p, Size: d.Size, ModTime: d.ModTime.UnixNano()}, d.Content); err != nil {
@@ -192,6 +194,9 @@ func (s *Store) followLoop(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if s.loaded() != nil {
+				continue // still rebuilding in the background (OpenInBackground), or that failed
+			}
 			err := s.follow(ctx)
 			switch {
 			case err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) && !failing:

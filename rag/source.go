@@ -17,7 +17,8 @@ import (
 // (Start, every Options.FollowInterval) applies the other servers' changes. Open rebuilds the index from
 // the whole feed, re-indexing only documents whose content the index does not hold.
 type Source interface {
-	// Put creates or replaces the document (reviving a tombstone) and fills d.Seq and d.ModTime. When ctx
+	// Put creates or replaces the document (reviving a tombstone) and fills d.Seq and d.ModTime; with
+	// d.Create it fails with an error matching ErrExists, writing nothing, when a live one exists. When ctx
 	// carries a transaction of the caller's, the write joins it.
 	Put(ctx context.Context, d *SourceDoc) error
 	// Delete leaves a tombstone of a live document of exactly this scope and returns it; an error matching
@@ -43,6 +44,7 @@ type SourceDoc struct {
 	Title      string
 	Tags       []string
 	Deleted    bool
+	Create     bool // Put only: refuse to replace a live document
 	Seq        int64
 	ModTime    time.Time
 }
@@ -55,11 +57,11 @@ func (d *SourceDoc) doc() Doc {
 }
 
 // putShared is Put with a Source: the content is valid and m its front matter.
-func (s *Store) putShared(ctx context.Context, scope Scope, collection, name string, content []byte, m meta) (Doc, error) {
+func (s *Store) putShared(ctx context.Context, scope Scope, collection, name string, content []byte, m meta, create bool) (Doc, error) {
 	_, body, _ := splitFrontMatter(content)
 	title, _ := s.chunker.split(name, m.Title, string(body))
 	d := &SourceDoc{Scope: scope, Collection: collection, Name: name, Content: content, Size: int64(len(content)),
-		SHA256: hashHex(content), Title: title, Tags: m.Tags}
+		SHA256: hashHex(content), Title: title, Tags: m.Tags, Create: create}
 	if d.Tags == nil {
 		d.Tags = []string{}
 	}

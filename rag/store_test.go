@@ -226,3 +226,22 @@ func TestStartPicksUpFilesWithoutRestart(t *testing.T) {
 		t.Fatalf("search after Close: got %v, want ErrClosed", err)
 	}
 }
+
+// Create writes a new document and refuses, writing nothing, a name the scope already has.
+func TestCreateRefusesAnExistingName(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	scope := Scope{OrgID: "o1", ProjectID: "p1"}
+	ctx := context.Background()
+	if _, err := s.Create(ctx, scope, CollectionFacts, "a.md", []byte("# A\n\nfirst\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, scope, CollectionFacts, "a.md", []byte("# A\n\nsecond\n"), nil); !errors.Is(err, ErrExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	if d, err := s.Get(ctx, scope, CollectionFacts, "a.md"); err != nil || string(d.Content) != "# A\n\nfirst\n" {
+		t.Fatalf("after the refused create: %q %v", d.Content, err)
+	}
+	if _, err := s.Create(ctx, Scope{OrgID: "o1"}, CollectionFacts, "a.md", []byte("# A\n\norg\n"), nil); err != nil {
+		t.Fatalf("the same name in another scope: %v", err)
+	}
+}

@@ -145,6 +145,8 @@ func ragError(err error, loc string) error {
 		return nil
 	case errors.Is(err, rag.ErrNotFound):
 		return store.NotFound("document")
+	case errors.Is(err, rag.ErrExists):
+		return &store.Error{Code: store.EConflict, Message: "a document with this name exists; PUT to replace it", Reason: "document_exists"}
 	case errors.Is(err, rag.ErrTooLarge):
 		return &http.MaxBytesError{Limit: rag.DefaultMaxDocBytes}
 	case errors.Is(err, rag.ErrClosed):
@@ -201,7 +203,8 @@ func (s *Server) handleCreateDocument(c *Ctx) error {
 	if err := s.billing.CheckKnowledge(c.Context(), c.OrgID(), int64(len(req.Content)), 0); err != nil {
 		return err
 	}
-	d, err := s.rag.Put(c.Context(), scope, req.Collection, req.Name, []byte(req.Content), tags)
+	// Create, not Put: another server may create the same name between the check above and this write.
+	d, err := s.rag.Create(c.Context(), scope, req.Collection, req.Name, []byte(req.Content), tags)
 	if err != nil {
 		return ragError(err, "body")
 	}

@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,6 +87,24 @@ func TestClusterKnowledgeFollowsTheFeed(t *testing.T) {
 		t.Fatalf("node 2 lists %v project documents", n)
 	}
 	alice2.must(409, "POST", "/api/knowledge/documents", map[string]any{"collection": "runbooks", "name": "k8s/restart.md", "content": "x"})
+	// Two servers creating one name at once: one creates, the other answers 409, never a silent overwrite.
+	for i := range 5 {
+		name := fmt.Sprintf("race-%d.md", i)
+		codes := make([]int, 2)
+		var wg sync.WaitGroup
+		for j, c := range []*client{alice, &alice2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[j] = c.do("POST", "/api/knowledge/documents", map[string]any{"collection": "facts", "name": name, "content": fmt.Sprintf("# Race\n\nwriter %d\n", j)}).Status
+			}()
+		}
+		wg.Wait()
+		slices.Sort(codes)
+		if codes[0] != 201 || codes[1] != 409 {
+			t.Fatalf("concurrent creates of %s answered %v", name, codes)
+		}
+	}
 
 	// A memory saved on node 1 is recalled on node 2.
 	alice.must(201, "POST", "/api/memories", map[string]any{"key": "db-primary", "text": "The primary database is pg-quokka-1."})

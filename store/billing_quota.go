@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -138,38 +137,7 @@ const (
 
 const queryChannels = `SELECT count(*) FROM channels WHERE org_id = ?`
 
-// overCount matches the org's count row only when adding ?3 would pass the
-// limit ?4; it changes nothing (n = n), and it only matches when the create
-// is refused, whose transaction rolls back.
-const overCount = `UPDATE billing_counts SET n = n WHERE org_id = ? AND kind = ? AND n + ? > ?`
-
 var gateQueries = []string{queryBillingAccount, queryMembers, queryCount, queryChannels, bumpCounter, insertCounter, updateCounter, overCount}
-
-// TriggerCounted reports a quota whose count triggers keep in
-// billing_counts (migration 0081): CountedOver can check it.
-func TriggerCounted(kind QuotaKind) bool {
-	return kind == QuotaProjects || kind == QuotaEnabledTasks || kind == QuotaConnectors
-}
-
-// CountedOver reports whether adding n of a trigger-counted kind would pass
-// limit. It is the quota gate's common path on every guarded create, so it
-// is one prepared statement executed, not queried: database/sql starts a
-// goroutine for every result set read inside a transaction (to close it
-// when the transaction's context ends) and scans it through reflection,
-// which cost more than SQLite's point lookup itself. A refusal reads the
-// count again with QuotaUse to report it.
-func CountedOver(ctx context.Context, tx *Tx, kind QuotaKind, orgID string, n int64, limit float64) (bool, error) {
-	if float64(n) > limit {
-		return true, nil // over whatever the count (an org without a row counts 0)
-	}
-	// Counts are whole: n + count > limit exactly when it passes limit's floor.
-	res, err := tx.execFast(ctx, overCount, orgID, string(kind), n, int64(math.Floor(limit)))
-	if err != nil {
-		return false, err
-	}
-	matched, err := res.RowsAffected()
-	return matched > 0, err
-}
 
 // CheckQuota asks the installed gate whether org may add n of kind; without
 // a gate (billing off) it allows everything at no cost.
@@ -289,11 +257,16 @@ type AgentUse struct {
 	Cost   float64
 }
 
-// FindAgentUse sums the org's agent sessions created since t: the monthly
-// run, token and cost quotas read it when a run starts.
+// FindAgentUse sums the org's agent sessions created since t, and the
+// tokens and cost of its model calls outside sessions (postmortem drafts):
+// the monthly run, token and cost quotas read it when a run starts.
 func (db *DB) FindAgentUse(ctx context.Context, orgID string, since time.Time) (AgentUse, error) {
 	var u AgentUse
-	err := db.r.QueryRowContext(ctx, `SELECT count(*), COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0)
-		FROM agent_sessions WHERE org_id = ? AND created_at >= ?`, orgID, TS(since)).Scan(&u.Runs, &u.Tokens, &u.Cost)
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2),
+		(SELECT COALESCE(SUM(tokens_in + tokens_out), 0) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2) +
+		(SELECT COALESCE(SUM(tokens_in + tokens_out), 0) FROM llm_calls WHERE org_id = ?1 AND created_at >= ?2),
+		(SELECT COALESCE(SUM(cost), 0) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2) +
+		(SELECT COALESCE(SUM(cost), 0) FROM llm_calls WHERE org_id = ?1 AND created_at >= ?2)`,
+		orgID, TS(since)).Scan(&u.Runs, &u.Tokens, &u.Cost)
 	return u, err
 }

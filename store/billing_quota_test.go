@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -102,37 +103,72 @@ func BenchmarkCreateProjectQuotaGate(b *testing.B) {
 	}
 }
 
-// BenchmarkQuotaGateReads is the gate's own reads (cached account, one
-// counted quota) inside a write transaction, without the create around them.
+// BenchmarkQuotaGateReads is the gate's own work (cached account, one
+// counted quota) in a write transaction, against the same transaction
+// empty: the difference is what the gate adds to a create.
 func BenchmarkQuotaGateReads(b *testing.B) {
-	db, _ := openTemp(b)
+	for _, mode := range []string{"empty", "gate"} {
+		b.Run(mode, func(b *testing.B) {
+			db, _ := openTemp(b)
+			ctx := context.Background()
+			var org string
+			if err := db.Write(ctx, func(tx *Tx) error {
+				var err error
+				org, _, err = seedOrgTx(ctx, tx, "gate")
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			if err := db.SetQuotaGate(func(context.Context, *Tx, QuotaKind, string, int64) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if err := db.Write(ctx, func(tx *Tx) error {
+					if mode == "empty" {
+						return nil
+					}
+					if _, err := BillingAccountTx(ctx, tx, org); err != nil {
+						return err
+					}
+					if over, err := CountedOver(ctx, tx, QuotaEnabledTasks, org, 1, 1e6); err != nil || over {
+						return fmt.Errorf("over %v: %v", over, err)
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu_ns/op")
+		})
+	}
+}
+
+// The monthly token and cost caps count model calls made outside sessions
+// (postmortem drafts) beside the sessions; they are not runs.
+func TestFindAgentUseCountsCallsOutsideSessions(t *testing.T) {
+	db, _ := openTemp(t)
 	ctx := context.Background()
 	var org string
+	var projects []string
 	if err := db.Write(ctx, func(tx *Tx) error {
 		var err error
-		org, _, err = seedOrgTx(ctx, tx, "gate")
-		return err
-	}); err != nil {
-		b.Fatal(err)
-	}
-	if err := db.SetQuotaGate(func(context.Context, *Tx, QuotaKind, string, int64) error { return nil }); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	c0 := cpuTime()
-	if err := db.Write(ctx, func(tx *Tx) error {
-		for i := 0; i < b.N; i++ {
-			if _, err := BillingAccountTx(ctx, tx, org); err != nil {
-				return err
-			}
-			tx.accounts = nil // as in a new transaction: the DB-wide cache answers
-			if over, err := CountedOver(ctx, tx, QuotaEnabledTasks, org, 1, 1e6); err != nil || over {
-				return fmt.Errorf("over %v: %v", over, err)
-			}
+		org, projects, err = seedOrgTx(ctx, tx, "use", "prod")
+		if err != nil {
+			return err
 		}
-		return nil
+		return CreateAgentSessionTx(ctx, tx, &AgentSession{OrgID: org, ProjectID: projects[0], Source: "webchat",
+			Status: "completed", TokensIn: 10, TokensOut: 5, Cost: 0.5})
 	}); err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu_ns/op")
+	if err := db.RecordLLMCall(ctx, &LLMCall{OrgID: org, ProjectID: projects[0], Purpose: "postmortem", Model: "m",
+		TokensIn: 100, TokensOut: 50, Cost: 0.25}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := db.FindAgentUse(ctx, org, time.Now().Add(-time.Hour))
+	if err != nil || u.Runs != 1 || u.Tokens != 165 || math.Abs(u.Cost-0.75) > 1e-9 {
+		t.Fatalf("got %+v, %v; want 1 run, 165 tokens, $0.75", u, err)
+	}
 }

@@ -33,17 +33,24 @@ const (
 )
 
 // ComputeUsage sums what the org recorded in period per project: agent
-// sessions created in it (runs, tokens, model cost) and webhook deliveries
-// received in it (test deliveries and replays excluded). Knowledge storage
-// is a snapshot the caller adds, since documents live in files.
+// sessions created in it (runs, tokens, model cost), model calls made
+// outside sessions (llm_calls: postmortem drafts; tokens and cost, not
+// runs) and webhook deliveries received in it (test deliveries and replays
+// excluded). Knowledge storage is a snapshot the caller adds, since
+// documents live in files.
 func (db *DB) ComputeUsage(ctx context.Context, orgID, period string) ([]MeterRow, error) {
 	start, end, err := PeriodBounds(period)
 	if err != nil {
 		return nil, err
 	}
 	var out []MeterRow
-	rows, err := db.r.QueryContext(ctx, `SELECT project_id, count(*), COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0)
-		FROM agent_sessions WHERE org_id = ? AND created_at >= ? AND created_at < ? GROUP BY project_id ORDER BY project_id`,
+	rows, err := db.r.QueryContext(ctx, `SELECT project_id, SUM(runs), SUM(tokens), SUM(cost) FROM (
+		SELECT project_id, count(*) AS runs, COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+		FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2 AND created_at < ?3 GROUP BY project_id
+		UNION ALL
+		SELECT project_id, 0, COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0)
+		FROM llm_calls WHERE org_id = ?1 AND created_at >= ?2 AND created_at < ?3 GROUP BY project_id
+		) u GROUP BY project_id ORDER BY project_id`,
 		orgID, TS(start), TS(end))
 	if err != nil {
 		return nil, err

@@ -23,7 +23,11 @@ import (
 
 // DB is the handle to the product database.
 type DB struct {
-	w    *sql.DB // exactly one connection: SQLite has one writer anyway, and this keeps BUSY away
+	// w: exactly one connection: SQLite has one writer anyway, and this keeps
+	// BUSY away. Every write transaction goes through writeOnce, which is
+	// where the read caches learn what changed (readcache.go): a new write
+	// path must too.
+	w    *sql.DB
 	r    *sql.DB // readers, WAL lets them run beside the writer
 	Path string
 	// Now is the clock every transaction stamps its rows with; tests replace it.
@@ -47,6 +51,11 @@ type DB struct {
 	// accounts caches billing accounts read inside write transactions (see
 	// BillingAccountTx); UpdateBillingAccount drops an org's entry in its own.
 	accounts sync.Map // org id -> BillingAccount
+	// countBounds holds upper bounds of trigger-kept quota counts (see
+	// CountedOver in billing_bounds.go): org id + kind -> *int64, used
+	// under boundsMu.
+	countBounds sync.Map
+	boundsMu    sync.Mutex
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
 	// nhot counts the statements writeHot prepared (bounded).
@@ -215,6 +224,10 @@ type Tx struct {
 	// updating: this transaction writes a billing account, so what it reads
 	// must not reach the shared cache (it may still roll back).
 	updating bool
+	// onCommit runs after the transaction committed (not after a rollback).
+	onCommit []func()
+	// boundsLocked: this transaction holds db.boundsMu until its end.
+	boundsLocked bool
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,
@@ -261,11 +274,22 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if g := db.gate.Load(); g != nil {
 		tx.gate = *g
 	}
+	defer func() {
+		if tx.boundsLocked {
+			db.boundsMu.Unlock()
+		}
+	}()
 	if err := fn(tx); err != nil {
 		_ = stx.Rollback()
 		return err
 	}
-	return stx.Commit()
+	if err := stx.Commit(); err != nil {
+		return err
+	}
+	for _, f := range tx.onCommit {
+		f()
+	}
+	return nil
 }
 
 func isBusy(err error) bool {

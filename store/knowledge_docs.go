@@ -25,6 +25,8 @@ type KnowledgeDoc struct {
 	Deleted    bool
 	Seq        int64
 	UpdatedAt  time.Time
+	// CreateOnly (PutKnowledgeDoc): a live document of that name is a conflict, not replaced.
+	CreateOnly bool
 }
 
 type txKey struct{}
@@ -45,7 +47,8 @@ func (db *DB) writeIn(ctx context.Context, fn func(tx *Tx) error) error {
 const knowledgeCols = `org_id, project_id, collection, name, size, sha256, title, tags, deleted, seq, updated_at`
 
 // PutKnowledgeDoc creates or replaces a document (reviving a tombstone) with a
-// new change number; it fills d.Seq and d.UpdatedAt.
+// new change number; it fills d.Seq and d.UpdatedAt. With d.CreateOnly a live
+// document of that name is a conflict (EConflict, nothing written).
 func (db *DB) PutKnowledgeDoc(ctx context.Context, d *KnowledgeDoc) error {
 	return db.writeIn(ctx, func(tx *Tx) error {
 		seq, err := nextKnowledgeSeq(ctx, tx)
@@ -56,12 +59,25 @@ func (db *DB) PutKnowledgeDoc(ctx context.Context, d *KnowledgeDoc) error {
 		if d.Content == nil {
 			d.Content = []byte{}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO knowledge_documents (org_id, project_id, collection, name, content, size, sha256, title, tags, deleted, seq, updated_at)
+		onlyDeleted := 0
+		if d.CreateOnly {
+			onlyDeleted = 1
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO knowledge_documents (org_id, project_id, collection, name, content, size, sha256, title, tags, deleted, seq, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
 			ON CONFLICT (org_id, project_id, collection, name) DO UPDATE SET content = excluded.content, size = excluded.size,
-				sha256 = excluded.sha256, title = excluded.title, tags = excluded.tags, deleted = 0, seq = excluded.seq, updated_at = excluded.updated_at`,
-			d.OrgID, d.ProjectID, d.Collection, d.Name, d.Content, d.Size, d.SHA256, d.Title, strings.Join(d.Tags, ","), seq, TS(tx.Now))
-		return err
+				sha256 = excluded.sha256, title = excluded.title, tags = excluded.tags, deleted = 0, seq = excluded.seq, updated_at = excluded.updated_at
+			WHERE knowledge_documents.deleted = 1 OR ? = 0`,
+			d.OrgID, d.ProjectID, d.Collection, d.Name, d.Content, d.Size, d.SHA256, d.Title, strings.Join(d.Tags, ","), seq, TS(tx.Now), onlyDeleted)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return &Error{Code: EConflict, Message: "a document with this name exists", Reason: "document_exists"}
+		}
+		return nil
 	})
 }
 

@@ -80,7 +80,19 @@ func TestKnowledgeDocsAndTheirFeed(t *testing.T) {
 	if rest, _ := db.KnowledgeChanges(ctx, last.Seq, 100); len(rest) != 0 {
 		t.Fatalf("changes after the last = %d", len(rest))
 	}
-	// A put revives a tombstone.
+	// Creating over a live document is a conflict that writes nothing; over a tombstone it revives it.
+	dup := &KnowledgeDoc{OrgID: org, ProjectID: ps[0], Collection: "runbooks", Name: "a.md", Content: []byte("dup"), CreateOnly: true}
+	if err := db.PutKnowledgeDoc(ctx, dup); ErrorCode(err) != EConflict {
+		t.Fatalf("create over a live document: %v", err)
+	}
+	if got, _ := db.GetKnowledgeDoc(ctx, org, ps[0], "runbooks", "a.md"); string(got.Content) != "one, edited" {
+		t.Fatalf("the conflict wrote: %q", got.Content)
+	}
+	revived := &KnowledgeDoc{OrgID: org, Collection: "runbooks", Name: "b.md", Content: []byte("back"), CreateOnly: true}
+	if err := db.PutKnowledgeDoc(ctx, revived); err != nil {
+		t.Fatalf("create over a tombstone: %v", err)
+	}
+	// A put replaces.
 	put(org, "", "b.md", "back")
 	if ls, _ := db.ListKnowledgeDocs(ctx, org, "", "runbooks"); len(ls) != 1 || ls[0].Content != nil {
 		t.Fatalf("list = %+v", ls)

@@ -62,6 +62,8 @@ type pgDriverConn struct {
 	c     *pgconn.PgConn
 	stmts map[string]*pgconn.StatementDescription // by PostgreSQL text
 	n     int
+	inTx  bool       // between BeginTx and Commit/Rollback
+	pend  *pgPending // statements queued in the transaction (pgdriver_pipeline.go)
 }
 
 // prepared returns the statement for q (in PostgreSQL's dialect), preparing
@@ -110,7 +112,7 @@ func (dc *pgDriverConn) PrepareContext(ctx context.Context, query string) (drive
 	if err != nil {
 		return nil, err
 	}
-	return &pgStmt{dc: dc, sd: sd}, nil
+	return &pgStmt{dc: dc, sd: sd, deferrable: pgDeferrable[query]}, nil
 }
 
 func (dc *pgDriverConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -119,6 +121,9 @@ func (dc *pgDriverConn) ExecContext(ctx context.Context, query string, args []dr
 	}
 	q := pgSQL(query)
 	if len(args) == 0 && !strings.Contains(q, "$1") {
+		if err := dc.flushPending(ctx); err != nil {
+			return nil, err
+		}
 		// The simple protocol: a migration is several statements.
 		res, err := dc.c.Exec(ctx, q).ReadAll()
 		if err != nil {
@@ -137,10 +142,16 @@ func (dc *pgDriverConn) ExecContext(ctx context.Context, query string, args []dr
 	if err != nil {
 		return nil, err
 	}
+	if dc.inTx && pgDeferrable[query] {
+		return dc.deferExec(ctx, sd, args)
+	}
 	return dc.exec(ctx, sd, args)
 }
 
 func (dc *pgDriverConn) exec(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Result, error) {
+	if dc.pend != nil {
+		return dc.execAfterPending(ctx, sd, args)
+	}
 	vals, formats, err := pgParams(sd, args)
 	if err != nil {
 		return nil, err
@@ -164,6 +175,9 @@ func (dc *pgDriverConn) QueryContext(ctx context.Context, query string, args []d
 }
 
 func (dc *pgDriverConn) query(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Rows, error) {
+	if err := dc.flushPending(ctx); err != nil {
+		return nil, err
+	}
 	vals, formats, err := pgParams(sd, args)
 	if err != nil {
 		return nil, err
@@ -303,8 +317,9 @@ func pgValue(oid uint32, raw []byte) (driver.Value, error) {
 }
 
 type pgStmt struct {
-	dc *pgDriverConn
-	sd *pgconn.StatementDescription
+	dc         *pgDriverConn
+	sd         *pgconn.StatementDescription
+	deferrable bool // pgDeferrable: queued inside a transaction
 }
 
 // Close keeps the statement: the session's cache owns it.
@@ -320,6 +335,9 @@ func (s *pgStmt) Query([]driver.Value) (driver.Rows, error) {
 }
 
 func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if s.deferrable && s.dc.inTx {
+		return s.dc.deferExec(ctx, s.sd, args)
+	}
 	return s.dc.exec(ctx, s.sd, args)
 }
 
@@ -353,12 +371,17 @@ func (dc *pgDriverConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 	if _, err := dc.c.Exec(ctx, q).ReadAll(); err != nil {
 		return nil, dc.fail(err, q)
 	}
+	dc.inTx, dc.pend = true, nil
 	return pgTx{dc: dc}, nil
 }
 
 type pgTx struct{ dc *pgDriverConn }
 
 func (t pgTx) Commit() error {
+	t.dc.inTx = false
+	if t.dc.pend != nil {
+		return t.dc.commitPending()
+	}
 	res, err := t.dc.c.Exec(context.Background(), "COMMIT").ReadAll()
 	if err != nil {
 		return err
@@ -371,6 +394,7 @@ func (t pgTx) Commit() error {
 }
 
 func (t pgTx) Rollback() error {
+	t.dc.inTx, t.dc.pend = false, nil // queued statements are dropped unsent
 	if t.dc.c.IsClosed() {
 		return nil
 	}

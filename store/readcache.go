@@ -22,12 +22,15 @@ import (
 //     did not see bumps the generation after the stamp and the value it
 //     stores is never served;
 //   - the bump happens before the writing request answers, so a write
-//     followed by a read shows the write.
+//     followed by a read shows the write; between the first row change and
+//     the bump, the caches of the touched groups miss (see txEnded).
 //
 // On PostgreSQL (several servers may write) the caches are off: another
 // node's writes are invisible here. Entries also expire after cacheTTL, a
 // bound on any staleness from a writer outside this process (the CLI
 // commands that write do so through the server's API).
+
+// Gen is a group of tables whose changes invalidate the same caches.
 type Gen uint8
 
 const (
@@ -67,14 +70,20 @@ func (t *tableGens) onRowChange(d sqlite.SQLitePreUpdateData) {
 
 // txEnded bumps the groups the transaction touched. It runs after every
 // write transaction, committed or not (a failed commit may still have
-// written; a rollback makes a spurious bump, which costs a refill).
+// written; a rollback makes a spurious bump, which costs a refill). The
+// pending bits are cleared only after the bump, and Get misses while a
+// group's bit is set: from the first row change until the bump, reads go to
+// the database, so no moment exists where the database shows a commit that
+// a cache hit does not. (One write transaction at a time: the writer
+// connection is released after this runs.)
 func (t *tableGens) txEnded() {
-	if p := t.pending.Swap(0); p != 0 {
+	if p := t.pending.Load(); p != 0 {
 		for g := Gen(0); g < nGens; g++ {
 			if p&(1<<g) != 0 {
 				t.gens[g].Add(1)
 			}
 		}
+		t.pending.Store(0)
 	}
 }
 
@@ -114,6 +123,7 @@ func (db *DB) stamp(groups []Gen) uint64 {
 type Cache[V any] struct {
 	db     *DB
 	groups []Gen
+	mask   uint32 // the groups as pending bits
 	max    int
 	mu     sync.RWMutex
 	m      map[string]cacheEntry[V]
@@ -131,7 +141,11 @@ func NewCache[V any](db *DB, max int, groups ...Gen) *Cache[V] {
 	if db.pg {
 		return nil
 	}
-	return &Cache[V]{db: db, groups: groups, max: max, m: map[string]cacheEntry[V]{}}
+	var mask uint32
+	for _, g := range groups {
+		mask |= 1 << g
+	}
+	return &Cache[V]{db: db, groups: groups, mask: mask, max: max, m: map[string]cacheEntry[V]{}}
 }
 
 // Stamp is taken before reading what will be Put; ok is false when caching
@@ -148,6 +162,9 @@ func (c *Cache[V]) Get(key string) (V, bool) {
 	var zero V
 	if c == nil || !c.db.cacheable() {
 		return zero, false
+	}
+	if c.db.tg.pending.Load()&c.mask != 0 {
+		return zero, false // a write to these tables is under way (see txEnded)
 	}
 	c.mu.RLock()
 	e, ok := c.m[key]

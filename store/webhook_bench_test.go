@@ -53,7 +53,7 @@ func BenchmarkIngestGroupCommit(b *testing.B) {
 }
 
 // benchWebhook creates a user, org, project, task and its webhook.
-func benchWebhook(b *testing.B, db *DB) *Webhook {
+func benchWebhook(b testing.TB, db *DB) *Webhook {
 	ctx := context.Background()
 	w := &Webhook{Provider: "alertmanager", Scheme: "bearer", Enabled: true, RoutingMode: "first_match", RateLimit: 600,
 		RetentionDays: 30, RedactGlobs: []string{}, Correlate: true, CorrelationWindow: 3600, ApprovalTTL: 86400, BadgeToken: "badge"}

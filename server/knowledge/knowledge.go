@@ -1,5 +1,6 @@
 // Package knowledge is what the agent knows about a team: its long-term
-// memories (rows in SQLite) and the documents of the RAG store. Every memory
+// memories (rows of the database) and the documents of the RAG store (files on
+// the appliance, rows on a PostgreSQL cluster: see Source). Every memory
 // is also written to the RAG "memories" collection, in the same write
 // transaction as its row, so one search finds runbooks, facts, incidents and
 // memories together. The agent's remember, recall and search_knowledge tools

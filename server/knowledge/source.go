@@ -26,8 +26,11 @@ type dbSource struct{ db *store.DB }
 
 func (s dbSource) Put(ctx context.Context, d *rag.SourceDoc) error {
 	k := &store.KnowledgeDoc{OrgID: d.Scope.OrgID, ProjectID: d.Scope.ProjectID, Collection: d.Collection, Name: d.Name,
-		Content: d.Content, Size: d.Size, SHA256: d.SHA256, Title: d.Title, Tags: d.Tags}
+		Content: d.Content, Size: d.Size, SHA256: d.SHA256, Title: d.Title, Tags: d.Tags, CreateOnly: d.Create}
 	if err := s.db.PutKnowledgeDoc(ctx, k); err != nil {
+		if store.ErrorCode(err) == store.EConflict {
+			return &rag.Error{Kind: rag.ErrExists, Field: "name", Detail: d.Name}
+		}
 		return err
 	}
 	d.Seq, d.ModTime = k.Seq, k.UpdatedAt

@@ -78,17 +78,22 @@ type DispatchOutcome struct {
 // ApplyDispatch applies plans in one transaction. Each event moves from
 // received to its final status exactly once (guarded by its status), and
 // each run it records carries a UNIQUE run key, so a crash between commit
-// and anything later never dispatches an event twice.
-func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]DispatchOutcome, error) {
+// and anything later never dispatches an event twice. held is how long
+// the transaction held the writer connection (from its first statement to
+// its commit, without the wait for the connection): the dispatcher sizes
+// its batches by it.
+func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) (outs []DispatchOutcome, held time.Duration, err error) {
 	var out []DispatchOutcome
 	pre, err := db.writerStmts(ctx, ingestStmts...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	var began time.Time
 	// Hot: the dispatcher runs a transaction like this after every few
 	// group commits under load, and parsing the run, incident and
 	// timeline statements again each time was an eighth of the CPU.
 	err = db.writeHot(ctx, func(tx *Tx) error {
+		began = time.Now()
 		out = out[:0]
 		st := newTxStmts(tx)
 		st.pre = pre
@@ -101,7 +106,10 @@ func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]Dispat
 		}
 		return st.flushIncidents(ctx)
 	})
-	return out, err
+	if !began.IsZero() {
+		held = time.Since(began)
+	}
+	return out, held, err
 }
 
 func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (DispatchOutcome, error) {

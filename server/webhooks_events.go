@@ -49,7 +49,7 @@ type WebhookEventPage struct {
 
 // WebhookEventQuery filters the event list.
 type WebhookEventQuery struct {
-	Status string `query:"status" validate:"oneof=received dispatched no_match approval_pending correlated suppressed failed"`
+	Status string `query:"status" validate:"oneof=received dispatched no_match approval_pending correlated skipped suppressed failed"`
 	Type   string `query:"type" validate:"max=128"`
 	Limit  int    `query:"limit" default:"25" validate:"gte=1,lte=200"`
 	Offset int    `query:"offset" default:"0" validate:"gte=0"`

@@ -18,7 +18,7 @@ type WebhookEventListOut struct {
 	ReceivedAt     time.Time            `json:"received_at"`
 	Provider       string               `json:"provider"`
 	Type           string               `json:"type"`
-	Status         string               `json:"status" doc:"received (acknowledged, dispatch pending), dispatched, no_match, approval_pending, correlated, suppressed (held back by a maintenance window), failed"`
+	Status         string               `json:"status" doc:"received (acknowledged, dispatch pending), dispatched, no_match, approval_pending, correlated, skipped (every run it would start was skipped: overlap_policy skip with a run in progress, or a disabled task; its dispatch items say why, and no session is recorded), suppressed (held back by a maintenance window), failed"`
 	Verification   string               `json:"verification" doc:"the scheme that verified the delivery (test deliveries too); replays carry the original's"`
 	IdempotencyKey string               `json:"idempotency_key"`
 	BodySize       int                  `json:"body_size"`

@@ -14,7 +14,7 @@ import (
 // skipped event replayed once the run has ended starts exactly one run.
 func TestWebhookOverlapSkipRecordedOnTheEvent(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t, openSignup, withLLM(llmfake.New(t, llmfake.Hang())))
+	env := newEnv(t, openSignup, withLLM(llmfake.New(t, llmfake.Always(llmfake.Hang())))) // every run hangs, the replay's too
 	owner := env.register("owner@example.com")
 	withProject(t, env, owner)
 	task := createTask(t, owner, map[string]any{"name": "on alert", "prompt": "investigate", "overlap_policy": "skip"})["id"].(string)

@@ -106,7 +106,7 @@ func (p *Pipeline) dispatchOnce(ctx context.Context) (int, error) {
 	runs := false
 	for _, o := range outs {
 		for _, it := range o.Items {
-			runs = runs || it.Kind == "run"
+			runs = runs || (it.Kind == "run" && it.ID != "") // a skip starts nothing
 		}
 		if o.Resolved != nil {
 			p.d.Archive(ctx, o.Resolved)

@@ -104,8 +104,18 @@ for rt in ${ROUTES:-projects tasks ingest}; do
     function pct(b, a) { return a ? sprintf("%+.1f %%", (b - a) / a * 100) : "n/a" }
     function num(s, re) { match(s, re); return substr(s, RSTART, RLENGTH) + 0 }
     { n++; ro[n] = num($1, "[0-9]+/s"); co[n] = num($1, "[0-9]+ us"); rs[n] = num($2, "[0-9]+/s"); cs[n] = num($2, "[0-9]+ us")
-      sro += ro[n]; sco += co[n]; srs += rs[n]; scs += cs[n] }
+      sro += ro[n]; sco += co[n]; srs += rs[n]; scs += cs[n]
+      # Pooled (all CPU over all rows) and the marginal cost: the slope of the
+      # CPU of each round against its rows, which leaves out the CPU a server
+      # spends per second whatever its rate (timers, the audit writer), the
+      # part that makes a slow round look expensive per row.
+      po += co[n] * ro[n]; ps += cs[n] * rs[n]
+      xo += ro[n]; yo += co[n] * ro[n]; xxo += ro[n] * ro[n]; xyo += ro[n] * co[n] * ro[n]
+      xs += rs[n]; ys += cs[n] * rs[n]; xxs += rs[n] * rs[n]; xys += rs[n] * cs[n] * rs[n] }
     END { mro = med(ro, n); mco = med(co, n); mrs = med(rs, n); mcs = med(cs, n)
       printf "%s (%d rounds): CPU/row median %.0f -> %.0f us (%s), mean %.0f -> %.0f us (%s); 2xx/s median %.0f -> %.0f (%s), mean %.0f -> %.0f (%s)\n",
-        rt, n, mco, mcs, pct(mcs, mco), sco/n, scs/n, pct(scs/n, sco/n), mro, mrs, pct(mrs, mro), sro/n, srs/n, pct(srs/n, sro/n) }'
+        rt, n, mco, mcs, pct(mcs, mco), sco/n, scs/n, pct(scs/n, sco/n), mro, mrs, pct(mrs, mro), sro/n, srs/n, pct(srs/n, sro/n)
+      so = (n * xyo - xo * yo) / (n * xxo - xo * xo); ss = (n * xys - xs * ys) / (n * xxs - xs * xs)
+      printf "%s: CPU/row pooled %.0f -> %.0f us (%s); marginal (slope of CPU over rows) %.0f -> %.0f us (%s)\n",
+        rt, po/xo, ps/xs, pct(ps/xs, po/xo), so, ss, pct(ss, so) }'
 done

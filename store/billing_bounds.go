@@ -88,3 +88,63 @@ func CountedOver(ctx context.Context, tx *Tx, kind QuotaKind, orgID string, n in
 // is refused, whose transaction rolls back. Counts are whole: n + count >
 // limit exactly when it passes limit's floor.
 const overCount = `UPDATE billing_counts SET n = n WHERE org_id = ? AND kind = ? AND n + ? > ?`
+
+// BumpMonthlyWithin adds n to org's counter of meter for the month of
+// tx.Now unless that would pass limit (limited false: no limit, the counter
+// is still kept, so a later plan with one starts from the month's real
+// count). over reports a refusal, with the counter left as it was and cur
+// its value. Like CountedOver, on SQLite it keeps an upper bound of the
+// counter: while the bound plus n stays within the limit the bump is one
+// executed UPDATE, with no result set to read; near the limit, or on the
+// month's first bump since the start, it reads the counter back.
+func BumpMonthlyWithin(ctx context.Context, tx *Tx, orgID, meter string, n int64, limit float64, limited bool,
+	seed func() (int64, error)) (over bool, cur int64, err error) {
+	bounded := tx.db != nil && !tx.db.Shared()
+	period := Period(tx.Now)
+	key := orgID + "\x00" + meter + "\x00" + period
+	if bounded || !limited {
+		var b *atomic.Int64
+		if bounded {
+			if !tx.boundsLocked {
+				tx.db.boundsMu.Lock()
+				tx.boundsLocked = true
+			}
+			if v, ok := tx.db.countBounds.Load(key); ok {
+				b = v.(*atomic.Int64)
+			}
+		}
+		if !limited || (b != nil && float64(b.Load()+n) <= limit) {
+			res, err := tx.execFast(ctx, updateCounter, n, orgID, period, meter)
+			if err != nil {
+				return false, 0, err
+			}
+			if k, err := res.RowsAffected(); err != nil || k > 0 {
+				if b != nil {
+					b.Add(n)
+				}
+				return false, 0, err
+			}
+			// No counter yet this month: seeded below.
+		}
+	}
+	after, err := BumpMonthlyCounter(ctx, tx, orgID, meter, n, seed)
+	if err != nil {
+		return false, 0, err
+	}
+	if limited && float64(after) > limit {
+		if err := UnbumpMonthlyCounter(ctx, tx, orgID, meter, n); err != nil {
+			return false, 0, err
+		}
+		after -= n
+		over = true
+	}
+	if bounded {
+		db := tx.db
+		tx.onCommit = append(tx.onCommit, func() {
+			b := &atomic.Int64{}
+			b.Store(after)
+			db.countBounds.Store(key, b)
+		})
+	}
+	return over, after, nil
+}

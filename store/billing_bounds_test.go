@@ -87,3 +87,58 @@ func TestCountedOverBound(t *testing.T) {
 		t.Fatalf("count %d, want %d", n, limit)
 	}
 }
+
+// The monthly counter behind the webhook events quota: bumps within the
+// limit pass, the one over is refused and leaves the counter as it was,
+// bumps rolled back are not counted, and without a limit it still counts.
+func TestBumpMonthlyWithin(t *testing.T) {
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	var org string
+	if err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		org, _, err = seedOrgTx(ctx, tx, "monthly")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seed := func() (int64, error) { return 0, nil }
+	bump := func(limit float64, limited bool, fail error) (bool, int64, error) {
+		var over bool
+		var cur int64
+		err := db.Write(ctx, func(tx *Tx) error {
+			var err error
+			if over, cur, err = BumpMonthlyWithin(ctx, tx, org, "events", 1, limit, limited, seed); err != nil {
+				return err
+			}
+			return fail
+		})
+		return over, cur, err
+	}
+	stored := func() int64 {
+		t.Helper()
+		var n int64
+		if err := db.r.QueryRow(`SELECT n FROM billing_counters WHERE org_id = ? AND meter = 'events'`, org).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	boom := errors.New("rolled back")
+	for i := range 3 {
+		if over, _, err := bump(3, true, nil); over || err != nil {
+			t.Fatalf("bump %d within the limit: over %v, %v", i+1, over, err)
+		}
+		if _, _, err := bump(3, true, boom); !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+	}
+	if over, cur, err := bump(3, true, nil); !over || cur != 3 || err != nil {
+		t.Fatalf("the 4th bump: over %v cur %d, %v", over, cur, err)
+	}
+	if n := stored(); n != 3 {
+		t.Fatalf("counter %d, want 3", n)
+	}
+	if over, _, err := bump(0, false, nil); over || err != nil || stored() != 4 {
+		t.Fatalf("without a limit: over %v, %v, counter %d", over, err, stored())
+	}
+}

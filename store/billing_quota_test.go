@@ -85,7 +85,7 @@ func BenchmarkCreateProjectQuotaGate(b *testing.B) {
 					if _, err := BillingAccountTx(ctx, tx, orgID); err != nil {
 						return err
 					}
-					_, _, err := QuotaUse(ctx, tx, kind, orgID, tx.Now)
+					_, err := CountedOver(ctx, tx, kind, orgID, n, 1e6)
 					return err
 				}); err != nil {
 					b.Fatal(err)

@@ -115,16 +115,13 @@ func (s *Service) Gate(ctx context.Context, tx *store.Tx, kind store.QuotaKind, 
 	if kind == store.QuotaWebhookEvents {
 		// The counter is kept even without a limit, so a later plan with one
 		// starts from this month's real count.
-		after, err := store.BumpMonthlyCounter(ctx, tx, orgID, string(kind), n, func() (int64, error) {
+		over, cur, err := store.BumpMonthlyWithin(ctx, tx, orgID, string(kind), n, limit, limited, func() (int64, error) {
 			return store.CountWebhookEventsSince(ctx, tx, orgID, MonthStart(tx.Now))
 		})
-		if err != nil || !limited || float64(after) <= limit {
+		if err != nil || !over {
 			return err
 		}
-		if err := store.UnbumpMonthlyCounter(ctx, tx, orgID, string(kind), n); err != nil {
-			return err
-		}
-		return &store.QuotaError{Quota: kind, Plan: plan.ID, Limit: limit, Current: float64(after - n),
+		return &store.QuotaError{Quota: kind, Plan: plan.ID, Limit: limit, Current: float64(cur),
 			RetryAfter: nextMonth(tx.Now).Sub(tx.Now)}
 	}
 	if !limited {

@@ -79,7 +79,7 @@ func commands() []command {
 		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},
 		{"restore", "restore an archive into a new, empty directory: --in FILE --data-dir NEW", backup.RestoreCommand},
 		{"migrate-to-postgres", "move a stopped appliance's database into PostgreSQL and verify it: --data-dir D --database-url URL", migrateToPostgres},
-		{"vault", "vault rotate: re-encrypt every vault ciphertext under a new key (safe while serving)", secrets.RotateCommand},
+		{"vault", "vault rotate: re-encrypt every vault ciphertext under a new key (safe while serving; on PostgreSQL: --stage, then --retire)", secrets.RotateCommand},
 		{"doctor", "check config, data dir, disk, database, vault, LLM, SMTP, base URL and clock; exit 1 on a fault", doctor.Command},
 		{"version", "print the version", version},
 	}

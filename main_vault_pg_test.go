@@ -93,6 +93,11 @@ func TestVaultRotateBackupPrintConfigOnPostgres(t *testing.T) {
 		t.Fatalf("ciphertexts by key before: %v", before)
 	}
 
+	// Without --database-url there is no database to re-encrypt: refused
+	// (it used to create an empty SQLite file and retire the key in use).
+	if out, err := cli("vault", "rotate", "--data-dir", d1); err == nil || !strings.Contains(err.Error(), "--database-url") {
+		t.Fatalf("rotate without the database: %v\n%s", err, out)
+	}
 	// Without a staged key the database is left alone.
 	if out, err := cli("vault", "rotate", "--data-dir", d1, "--database-url", dbURL); err == nil || !strings.Contains(err.Error(), "--stage") {
 		t.Fatalf("rotate without a staged key: %v\n%s", err, out)

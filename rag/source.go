@@ -31,6 +31,8 @@ type Source interface {
 	// Changes returns the documents and tombstones of every tenant with Seq above after, in Seq order,
 	// with their content, at most limit.
 	Changes(ctx context.Context, after int64, limit int) ([]SourceDoc, error)
+	// Usage is the size of an organization's live documents: the total and per project ("" for org-wide).
+	Usage(ctx context.Context, orgID string) (total int64, byProject map[string]int64, err error)
 }
 
 // SourceDoc is a document, or the tombstone of one, as a Source holds it.

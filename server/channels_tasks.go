@@ -201,7 +201,7 @@ func (s *Server) approvalOpenedInChat(run runner.RunInfo, approvalID string) {
 func (s *Server) webhookDispatchedToChat(ctx context.Context, outs []store.DispatchOutcome) {
 	for _, o := range outs {
 		for _, it := range o.Items {
-			if it.RuleID == "" || (it.Kind != "approval" && it.Kind != "run") {
+			if it.RuleID == "" || it.ID == "" || (it.Kind != "approval" && it.Kind != "run") {
 				continue
 			}
 			t, err := s.db.FindRuleTarget(ctx, it.RuleID)

@@ -44,3 +44,12 @@ func logErrorsOnFailure(t testing.TB, logs interface{ String() string }) {
 		}
 	})
 }
+
+// applianceOnly skips a test of something only the appliance has (its
+// SQLite file, a data-directory archive) when the suite runs on PostgreSQL.
+func applianceOnly(t *testing.T, why string) {
+	t.Helper()
+	if storetest.Postgres() {
+		t.Skip("appliance (SQLite) only: " + why)
+	}
+}

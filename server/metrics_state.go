@@ -14,7 +14,7 @@ import (
 type stateCollector struct{ s *Server }
 
 var (
-	descDBSize    = prometheus.NewDesc("opsagent_db_size_bytes", "Size of the SQLite database file.", nil, nil)
+	descDBSize    = prometheus.NewDesc("opsagent_db_size_bytes", "Size of the database: the SQLite file, or the PostgreSQL database (pg_database_size).", nil, nil)
 	descWALSize   = prometheus.NewDesc("opsagent_db_wal_size_bytes", "Size of the SQLite write-ahead log.", nil, nil)
 	descApprovals = prometheus.NewDesc("opsagent_approvals_pending", "Approvals waiting for a decision (all orgs).", nil, nil)
 	descReady     = prometheus.NewDesc("opsagent_ready", "1 when the readiness check passes, by check (database, disk, rag_index, scheduler, vault).", []string{"check"}, nil)
@@ -35,7 +35,9 @@ func (stateCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
-	main, wal := s.db.FileSizes()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	main, wal := s.db.FileSizes(ctx)
 	ch <- prometheus.MustNewConstMetric(descDBSize, prometheus.GaugeValue, float64(main))
 	ch <- prometheus.MustNewConstMetric(descWALSize, prometheus.GaugeValue, float64(wal))
 	if free, err := DiskFree(s.cfg.DataDir); err == nil {
@@ -44,8 +46,6 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if count := s.connectorCount.Load(); count != nil {
 		ch <- prometheus.MustNewConstMetric(descConnected, prometheus.GaugeValue, float64((*count)()))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	if n, err := s.db.CountPendingApprovals(ctx); err == nil {
 		ch <- prometheus.MustNewConstMetric(descApprovals, prometheus.GaugeValue, float64(n))
 	} else {

@@ -284,10 +284,15 @@ func (s *Server) handlePublishPostmortem(c *Ctx) error {
 	if err != nil {
 		return store.Errorf(store.EConflict, "the draft document is missing from the knowledge store; redraft it")
 	}
-	if p, err = s.db.PublishPostmortem(c.Context(), c.OrgID(), c.ProjectID(), id, c.ID.UserID); err != nil {
+	// The row and the document in one transaction (on a shared database the document is a row too).
+	p, err = s.db.PublishPostmortem(c.Context(), c.OrgID(), c.ProjectID(), id, c.ID.UserID, func(ctx context.Context, p *store.Postmortem) error {
+		_, err := s.rag.Put(ctx, scope, rag.CollectionIncidents, p.Document, stripFrontMatter(d.Content), []string{"postmortem", "published"})
 		return err
-	}
-	if _, err := s.rag.Put(c.Context(), scope, rag.CollectionIncidents, p.Document, stripFrontMatter(d.Content), []string{"postmortem", "published"}); err != nil {
+	})
+	if err != nil {
+		if p != nil {
+			_ = s.rag.Refresh(context.WithoutCancel(c.Context()), scope, rag.CollectionIncidents, p.Document)
+		}
 		return err
 	}
 	c.Audit("postmortem.published", "success", "incident", id, nil)

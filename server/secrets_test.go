@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/opsagent/opsagent/store/storetest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -249,6 +250,9 @@ func checkNoCanary(t *testing.T, dir string, logs []byte, canaries []string) {
 // writing secrets: afterwards every secret decrypts, in this server and after
 // a restart, and only the new key is left.
 func TestVaultRotateCommandWhileServing(t *testing.T) {
+	if storetest.Postgres() {
+		t.Skip("the one-step rotation addresses the appliance's file; on PostgreSQL: TestVaultRotateBackupPrintConfigOnPostgres")
+	}
 	// Not parallel: see TestWebhookSecretsSurviveVaultRotation.
 	env := openEnv(t)
 	alice := env.register("alice@example.com")

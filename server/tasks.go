@@ -22,7 +22,7 @@ type TaskCreate struct {
 	Enabled          *bool    `json:"enabled" validate:"nonnull" doc:"default true"`
 	AgentType        *string  `json:"agent_type" validate:"nonnull,oneof=general sre security cost kubernetes database" doc:"agent profile; default general"`
 	MissedFirePolicy *string  `json:"missed_fire_policy" validate:"nonnull,oneof=skip run_once" doc:"fires missed while the server was stopped: run_once (default) runs one catch-up run for them all, skip drops them"`
-	OverlapPolicy    *string  `json:"overlap_policy" validate:"nonnull,oneof=skip queue" doc:"a fire while the previous run is pending or running: skip (default) records it as a cancelled session, queue runs it after"`
+	OverlapPolicy    *string  `json:"overlap_policy" validate:"nonnull,oneof=skip queue" doc:"a fire while the previous run is pending or running: skip (default) records a scheduled fire as a cancelled session and a webhook event as skipped (on the event), queue runs it after"`
 	TimeoutSeconds   *int     `json:"timeout_seconds" validate:"nonnull,gte=30,lte=86400" doc:"default 900; the run ends with status timeout"`
 	MaxSteps         *int     `json:"max_steps" validate:"nonnull,gte=1,lte=200" doc:"agent steps per run; default 30"`
 	MaxCostUSD       *float64 `json:"max_cost_usd" validate:"nonnull,gte=0,lte=10000" doc:"cost cap per run in USD; 0 (default) = only the org budget"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/opsagent/opsagent/store/storetest"
 	"sync"
 	"testing"
 
@@ -17,6 +18,9 @@ import (
 // current secret, and the previous one during its overlap), in this server
 // and after a restart, and only the new vault key is left.
 func TestWebhookSecretsSurviveVaultRotation(t *testing.T) {
+	if storetest.Postgres() {
+		t.Skip("the one-step rotation addresses the appliance's file; on PostgreSQL: TestVaultRotateBackupPrintConfigOnPostgres")
+	}
 	// Not parallel: a keyring reload in the server (vault.Open tidies temp
 	// files) can remove the rotate command's in-flight temp file; the less
 	// else runs, the rarer that race (reported on issue 18).

@@ -18,7 +18,7 @@ type WebhookEventListOut struct {
 	ReceivedAt     time.Time            `json:"received_at"`
 	Provider       string               `json:"provider"`
 	Type           string               `json:"type"`
-	Status         string               `json:"status" doc:"received (acknowledged, dispatch pending), dispatched, no_match, approval_pending, correlated, suppressed (held back by a maintenance window), failed"`
+	Status         string               `json:"status" doc:"received (acknowledged, dispatch pending), dispatched, no_match, approval_pending, correlated, skipped (every run it would start was skipped: overlap_policy skip with a run in progress, or a disabled task; its dispatch items say why, and no session is recorded), suppressed (held back by a maintenance window), failed"`
 	Verification   string               `json:"verification" doc:"the scheme that verified the delivery (test deliveries too); replays carry the original's"`
 	IdempotencyKey string               `json:"idempotency_key"`
 	BodySize       int                  `json:"body_size"`
@@ -49,7 +49,7 @@ type WebhookEventPage struct {
 
 // WebhookEventQuery filters the event list.
 type WebhookEventQuery struct {
-	Status string `query:"status" validate:"oneof=received dispatched no_match approval_pending correlated suppressed failed"`
+	Status string `query:"status" validate:"oneof=received dispatched no_match approval_pending correlated skipped suppressed failed"`
 	Type   string `query:"type" validate:"max=128"`
 	Limit  int    `query:"limit" default:"25" validate:"gte=1,lte=200"`
 	Offset int    `query:"offset" default:"0" validate:"gte=0"`

@@ -142,6 +142,29 @@ func (db *DB) KnowledgeChanges(ctx context.Context, after int64, limit int) ([]K
 	return scanKnowledgeDocs(rows, true)
 }
 
+// KnowledgeBytes is the size of an organization's live documents: the total
+// and per project ("" for its org-wide documents).
+func (db *DB) KnowledgeBytes(ctx context.Context, orgID string) (int64, map[string]int64, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT project_id, COALESCE(SUM(size), 0) FROM knowledge_documents
+		WHERE org_id = ? AND deleted = 0 GROUP BY project_id`, orgID)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	var total int64
+	by := map[string]int64{}
+	for rows.Next() {
+		var p string
+		var n int64
+		if err := rows.Scan(&p, &n); err != nil {
+			return 0, nil, err
+		}
+		by[p] = n
+		total += n
+	}
+	return total, by, rows.Err()
+}
+
 func scanKnowledgeDoc(r rowScanner, withContent bool) (*KnowledgeDoc, error) {
 	var d KnowledgeDoc
 	var tags, updated string

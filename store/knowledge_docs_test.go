@@ -94,6 +94,12 @@ func TestKnowledgeDocsAndTheirFeed(t *testing.T) {
 	}
 	// A put replaces.
 	put(org, "", "b.md", "back")
+	if total, by, err := db.KnowledgeBytes(ctx, org); err != nil || total != int64(len("one, edited")+len("back")) || by[""] != 4 || by[ps[0]] != 11 {
+		t.Fatalf("usage = %d %v %v", total, by, err)
+	}
+	if total, _, _ := db.KnowledgeBytes(ctx, other); total != 5 {
+		t.Fatalf("the other org's usage = %d", total)
+	}
 	if ls, _ := db.ListKnowledgeDocs(ctx, org, "", "runbooks"); len(ls) != 1 || ls[0].Content != nil {
 		t.Fatalf("list = %+v", ls)
 	}

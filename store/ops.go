@@ -25,10 +25,16 @@ func (db *DB) CountPendingApprovals(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// FileSizes returns the sizes in bytes of the database file and its
-// write-ahead log (0 when the log does not exist, e.g. after a checkpoint
-// truncated it).
-func (db *DB) FileSizes() (main, wal int64) {
+// FileSizes returns the sizes in bytes of the database and its
+// write-ahead log: on SQLite the file and its -wal file (0 when the log does
+// not exist, e.g. after a checkpoint truncated it); on PostgreSQL the
+// database's size as the server reports it, and no log of its own (the
+// cluster's WAL is shared by every database in it).
+func (db *DB) FileSizes(ctx context.Context) (main, wal int64) {
+	if db.pg {
+		_ = db.r.QueryRowContext(ctx, `SELECT pg_database_size(current_database())`).Scan(&main)
+		return main, 0
+	}
 	if fi, err := os.Stat(db.Path); err == nil {
 		main = fi.Size()
 	}

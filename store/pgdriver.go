@@ -175,8 +175,8 @@ func (dc *pgDriverConn) QueryContext(ctx context.Context, query string, args []d
 }
 
 func (dc *pgDriverConn) query(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Rows, error) {
-	if err := dc.flushPending(ctx); err != nil {
-		return nil, err
+	if dc.pend != nil {
+		return dc.queryAfterPending(ctx, sd, args)
 	}
 	vals, formats, err := pgParams(sd, args)
 	if err != nil {
@@ -242,6 +242,7 @@ func pgParams(sd *pgconn.StatementDescription, args []driver.NamedValue) ([][]by
 
 type pgRows struct {
 	rr        *pgconn.ResultReader
+	mrr       *pgconn.MultiResultReader // set when the query went behind pipelined statements
 	sd        *pgconn.StatementDescription
 	preloaded bool
 	done      bool
@@ -264,6 +265,16 @@ func (r *pgRows) Close() error {
 	}
 	r.done = true
 	_, err := r.rr.Close()
+	return r.closeBatch(err)
+}
+
+// closeBatch reads a pipelined query's batch to its end.
+func (r *pgRows) closeBatch(err error) error {
+	if r.mrr != nil {
+		if cerr := r.mrr.Close(); err == nil {
+			err = cerr
+		}
+	}
 	return err
 }
 
@@ -275,7 +286,8 @@ func (r *pgRows) Next(dest []driver.Value) error {
 		r.preloaded = false
 	} else if !r.rr.NextRow() {
 		r.done = true
-		if _, err := r.rr.Close(); err != nil {
+		_, err := r.rr.Close()
+		if err = r.closeBatch(err); err != nil {
 			return withStatement(err, r.sd.SQL)
 		}
 		return io.EOF

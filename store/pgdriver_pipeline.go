@@ -26,7 +26,20 @@ import (
 var pgDeferrable = map[string]bool{
 	insertWebhookEvent: true, // webhook_event.go, InsertWebhookEvents: `if _, err := ...; err != nil { return err }`
 	insertTimeline:     true, // incident.go, addTimelineTx and the ingest dispatch: the same
+	// webhook_dispatch.go, the dispatcher's batch: results unused, errors returned.
+	insertIncidentKey:    true,
+	updateIncidentCounts: true,
+	dispatchedEvent:      true,
+	dispatchedEvent[:len(dispatchedEvent)-len(dispatchedEventWhere)] + `, body = NULL` + dispatchedEventWhere: true,
 }
+
+// dispatchedEvent is applyDispatch's status update as webhook_dispatch.go
+// writes it (a copy: if that text changes, the statement is simply no
+// longer queued).
+const (
+	dispatchedEventWhere = ` WHERE id = ?`
+	dispatchedEvent      = `UPDATE webhook_events SET status = ?, dispatch = ?, error = ?, dispatched_at = ?` + dispatchedEventWhere
+)
 
 // pgMaxPending bounds the statements queued before they are sent anyway.
 const pgMaxPending = 512
@@ -110,8 +123,7 @@ func (dc *pgDriverConn) flushPending(ctx context.Context) error {
 func (dc *pgDriverConn) execAfterPending(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Result, error) {
 	vals, formats, err := pgParams(sd, args)
 	if err != nil {
-		dc.pend = nil
-		return nil, err
+		return nil, err // the queue stays: it goes with the next statement or COMMIT
 	}
 	tag, err := dc.sendPending(ctx, func(b *pgconn.Batch, sql *[]string) {
 		b.ExecStatement(sd, vals, formats, nil)
@@ -141,4 +153,50 @@ func (dc *pgDriverConn) commitPending() error {
 		return errors.New("postgres: transaction rolled back at commit")
 	}
 	return nil
+}
+
+// queryAfterPending runs a query behind the queued statements in one round
+// trip: their outcomes are read first (the first failure is the query's
+// error), then the query's rows stream as usual.
+func (dc *pgDriverConn) queryAfterPending(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Rows, error) {
+	vals, formats, err := pgParams(sd, args)
+	if err != nil {
+		return nil, err
+	}
+	p := dc.pend
+	dc.pend = nil
+	p.b.ExecStatement(sd, vals, formats, nil)
+	mrr := dc.c.ExecBatch(ctx, &p.b)
+	failed := func(q string, err error) (driver.Rows, error) {
+		if cerr := mrr.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = errors.New("postgres: a pipelined statement returned no result")
+		}
+		return nil, dc.fail(err, q)
+	}
+	for _, q := range p.sql {
+		if !mrr.NextResult() {
+			return failed(q, nil)
+		}
+		if _, err := mrr.ResultReader().Close(); err != nil {
+			return failed(q, err)
+		}
+	}
+	if !mrr.NextResult() {
+		return failed(sd.SQL, nil)
+	}
+	rr := mrr.ResultReader()
+	more := rr.NextRow()
+	if !more {
+		_, err := rr.Close()
+		if cerr := mrr.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, dc.fail(err, sd.SQL)
+		}
+	}
+	return &pgRows{rr: rr, mrr: mrr, sd: sd, preloaded: more, done: !more}, nil
 }

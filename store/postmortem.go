@@ -122,7 +122,11 @@ func orNoStrings(xs []string) []string {
 }
 
 // PublishPostmortem marks a draft published by userID.
-func (db *DB) PublishPostmortem(ctx context.Context, orgID, projectID, incidentID, userID string) (*Postmortem, error) {
+//
+// then runs in the same transaction once the row says published (its ctx
+// carries the transaction, WithTx): the server republishes the document
+// there, so on a shared database the row and the document change together.
+func (db *DB) PublishPostmortem(ctx context.Context, orgID, projectID, incidentID, userID string, then func(ctx context.Context, p *Postmortem) error) (*Postmortem, error) {
 	var out *Postmortem
 	err := db.Write(ctx, func(tx *Tx) error {
 		p, err := scanPostmortem(tx.QueryRowContext(ctx, `SELECT `+postmortemCols+` FROM postmortems WHERE incident_id = ? AND org_id = ? AND project_id = ?`,
@@ -137,8 +141,11 @@ func (db *DB) PublishPostmortem(ctx context.Context, orgID, projectID, incidentI
 		p.Status, p.PublishedBy, p.PublishedAt, p.UpdatedAt = PostmortemPublished, userID, &now, now
 		_, err = tx.ExecContext(ctx, `UPDATE postmortems SET status = ?, published_by = ?, published_at = ?, updated_at = ? WHERE incident_id = ?`,
 			p.Status, nullStr(userID), TS(now), TS(now), incidentID)
+		if err != nil {
+			return err
+		}
 		out = p
-		return err
+		return then(WithTx(ctx, tx), p)
 	})
 	return out, err
 }

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,5 +268,74 @@ func TestReadCacheOffOnPostgres(t *testing.T) {
 	c.Put("k", 0, "v")
 	if _, hit := c.Get("k"); hit && db.Shared() {
 		t.Fatal("a cache hit on a shared database")
+	}
+}
+
+// Readers racing a writer: a value read through the cache is never older
+// than the last write that had returned before the read began.
+func TestReadCacheNeverOlderThanCommitted(t *testing.T) {
+	sqliteOnly(t)
+	db, _ := openTemp(t)
+	ctx := context.Background()
+	var taskID string
+	err := db.Write(ctx, func(tx *Tx) error {
+		o, ps, err := seedOrgTx(ctx, tx, "race", "p")
+		if err != nil {
+			return err
+		}
+		taskID = NewID()
+		_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, org_id, project_id, name, prompt, created_at, updated_at)
+			VALUES (?, ?, ?, '0', 'p', ?, ?)`, taskID, o, ps[0], TS(tx.Now), TS(tx.Now))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCache[int](db, 4, GenTasks)
+	read := func(ctx context.Context) (int, error) {
+		var n int
+		err := db.r.QueryRowContext(ctx, `SELECT CAST(name AS INTEGER) FROM tasks WHERE id = ?`, taskID).Scan(&n)
+		return n, err
+	}
+	var committed atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan error, 4)
+	for r := 0; r < 3; r++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				floor := committed.Load()
+				n, err := cached(ctx, c, "k", read)
+				if err != nil {
+					done <- err
+					return
+				}
+				if int64(n) < floor {
+					done <- fmt.Errorf("read %d after write %d had returned", n, floor)
+					return
+				}
+			}
+		}()
+	}
+	for i := 1; i <= 200; i++ {
+		err := db.Write(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE tasks SET name = ? WHERE id = ?`, strconv.Itoa(i), taskID)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed.Store(int64(i))
+	}
+	close(stop)
+	for r := 0; r < 3; r++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -118,16 +118,32 @@ type SessionFunnel struct {
 	LastActivity                                   *time.Time
 }
 
+// countIf sums each condition as 0/1 with a CASE expression, not
+// SUM(condition): PostgreSQL has no SUM(boolean).
+func countIf(conds ...string) string {
+	parts := make([]string, len(conds))
+	for i, c := range conds {
+		parts[i] = "COALESCE(SUM(CASE WHEN " + c + " THEN 1 ELSE 0 END), 0)"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Funnel counts sessions by stage and status.
 func (db *DB) Funnel(ctx context.Context, u UsageScope) (SessionFunnel, error) {
 	cond, args := u.where()
 	var f SessionFunnel
 	var last *string
-	err := db.r.QueryRowContext(ctx, `SELECT count(*),
-		COALESCE(SUM(started_at IS NOT NULL), 0), COALESCE(SUM(tool_calls > 0), 0), COALESCE(SUM(approvals > 0), 0),
-		COALESCE(SUM(status = 'running'), 0), COALESCE(SUM(status = 'running' AND waiting_approval = 1), 0),
-		COALESCE(SUM(status = 'pending'), 0), COALESCE(SUM(status = 'completed'), 0), COALESCE(SUM(status = 'failed'), 0),
-		COALESCE(SUM(status = 'cancelled'), 0), COALESCE(SUM(status = 'timeout'), 0), MAX(last_activity)
+	err := db.r.QueryRowContext(ctx, `SELECT count(*), `+countIf(
+		"started_at IS NOT NULL",
+		"tool_calls > 0",
+		"approvals > 0",
+		"status = 'running'",
+		"status = 'running' AND waiting_approval = 1",
+		"status = 'pending'",
+		"status = 'completed'",
+		"status = 'failed'",
+		"status = 'cancelled'",
+		"status = 'timeout'")+`, MAX(last_activity)
 		FROM agent_sessions WHERE `+cond, args...).Scan(&f.Created, &f.Started, &f.UsedTools, &f.NeededApproval,
 		&f.Running, &f.WaitingApproval, &f.Pending, &f.Completed, &f.Failed, &f.Cancelled, &f.Timeout, &last)
 	if last != nil {

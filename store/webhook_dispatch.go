@@ -78,17 +78,22 @@ type DispatchOutcome struct {
 // ApplyDispatch applies plans in one transaction. Each event moves from
 // received to its final status exactly once (guarded by its status), and
 // each run it records carries a UNIQUE run key, so a crash between commit
-// and anything later never dispatches an event twice.
-func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]DispatchOutcome, error) {
+// and anything later never dispatches an event twice. held is how long
+// the transaction held the writer connection (from its first statement to
+// its commit, without the wait for the connection): the dispatcher sizes
+// its batches by it.
+func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) (outs []DispatchOutcome, held time.Duration, err error) {
 	var out []DispatchOutcome
 	pre, err := db.writerStmts(ctx, ingestStmts...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	var began time.Time
 	// Hot: the dispatcher runs a transaction like this after every few
 	// group commits under load, and parsing the run, incident and
 	// timeline statements again each time was an eighth of the CPU.
 	err = db.writeHot(ctx, func(tx *Tx) error {
+		began = time.Now()
 		out = out[:0]
 		st := newTxStmts(tx)
 		st.pre = pre
@@ -101,7 +106,10 @@ func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) ([]Dispat
 		}
 		return st.flushIncidents(ctx)
 	})
-	return out, err
+	if !began.IsZero() {
+		held = time.Since(began)
+	}
+	return out, held, err
 }
 
 func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (DispatchOutcome, error) {
@@ -158,7 +166,11 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 				o.Resolved = inc
 			}
 		}
-		if joined {
+		// A replay that joins an incident nobody investigates yet (its
+		// alerts were skipped: overlap_policy skip, a disabled task) is
+		// dispatched: replaying a skipped event is how its run is started
+		// once the task is free.
+		if joined && (e.ReplayOf == "" || inc.SessionID != "") {
 			o.Status = EventCorrelated
 			p.Targets = nil
 		}
@@ -175,19 +187,27 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 			p.Targets[i].Input = in
 		}
 	}
-	approvals := 0
+	approvals, skips := 0, 0
 	for _, t := range p.Targets {
 		it, err := dispatchTargetTx(ctx, st, e, t, inc)
 		if err != nil {
 			return o, err
 		}
-		if it.Kind == "approval" {
+		switch {
+		case it.Kind == "approval":
 			approvals++
+		case it.Status == EventSkipped:
+			skips++
 		}
 		o.Items = append(o.Items, it)
 	}
-	if approvals > 0 && approvals == len(p.Targets) {
+	switch {
+	case approvals > 0 && approvals == len(p.Targets):
 		o.Status = EventApprovalPending
+	case skips > 0 && skips == len(p.Targets) && o.Status == EventDispatched:
+		// Nothing started: the event says so (its items say why), and a
+		// replay once the task is free dispatches it as a new event.
+		o.Status = EventSkipped
 	}
 	return o, markObserveOnlyTx(ctx, tx, &o, p.Window)
 }
@@ -198,7 +218,7 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t Dispa
 	it := DispatchItem{TaskID: t.TargetTaskID, RuleID: t.RuleID}
 	task, err := st.task(ctx, e.OrgID, e.ProjectID, t.TargetTaskID)
 	if IsNotFound(err) {
-		it.Kind, it.Status, it.Reason = "run", "skipped", "target task no longer exists"
+		it.Kind, it.Status, it.Reason = "run", EventSkipped, "target task no longer exists"
 		return it, nil
 	}
 	if err != nil {
@@ -216,6 +236,21 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t Dispa
 		it.Kind, it.ID, it.Status = "approval", a.ID, ApprovalPending
 		if inc != nil {
 			err = addTimelineTx(ctx, tx, inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
+		}
+		return it, err
+	}
+	skip, activeID, err := st.webhookSkip(ctx, task)
+	if err != nil {
+		return it, err
+	}
+	if skip != "" {
+		it.Kind, it.Status, it.Reason = "run", EventSkipped, skip
+		if inc != nil {
+			data := "{}"
+			if activeID != "" {
+				data = `{"session_id":"` + activeID + `"}`
+			}
+			err = addTimelineTx(ctx, tx, inc.ID, "skipped", "", "agent run of "+task.Name+" skipped: "+skip, data)
 		}
 		return it, err
 	}
@@ -251,9 +286,11 @@ func orDefault(s, def string) string {
 // input (the alert) becomes the session's first prompt: for a webhook run
 // first_prompt is the event input, which FindPendingRuns hands to the
 // scheduler as PendingRun.Input (the task's own prompt is read from the task
-// when the run starts). key is the run's exactly-once key. A disabled task records nothing and
-// answers a skipped session-less result; an active run under
-// overlap_policy skip records a cancelled session, as scheduled fires do.
+// when the run starts). key is the run's exactly-once key. For its callers
+// (an approved approval, a missed heartbeat: one decision each, not an
+// alert storm) a disabled task or an active run under overlap_policy skip
+// records a cancelled session, as scheduled fires do; a webhook event's own
+// dispatch records such a skip on the event instead (webhookSkip).
 func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID string) (*AgentSession, error) {
 	if s, err := findRunByKey(ctx, tx, t.OrgID, key); err == nil {
 		return s, nil
@@ -422,66 +459,3 @@ func (s *txStmts) flushIncidents(ctx context.Context) error {
 	}
 	return nil
 }
-
-// txStmts is the state of one dispatch transaction. It caches prepared
-// statements (a batch runs the same few statements hundreds of times, and
-// parsing the SQL again for each was the dispatcher's largest cost; they
-// close with the transaction), the incidents the batch has joined by
-// project and key (an alert storm looks its incident up once, not once per
-// alert) and their counter deltas.
-type txStmts struct {
-	tx     *Tx
-	m      map[string]*sql.Stmt
-	pre    map[string]*sql.Stmt // prepared on the writer connection (DB.writerStmts)
-	open   map[string]*Incident
-	counts map[string]*incidentDelta
-	// tasks and active: the batch's target tasks and whether each has a
-	// pending or running run, read once per batch (the batch's own
-	// recordings are the only writes to either meanwhile).
-	tasks  map[string]*Task
-	active map[string]bool
-}
-
-func newTxStmts(tx *Tx) *txStmts {
-	return &txStmts{tx: tx, m: map[string]*sql.Stmt{}, open: map[string]*Incident{}, counts: map[string]*incidentDelta{},
-		tasks: map[string]*Task{}, active: map[string]bool{}}
-}
-
-func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	if st := s.m[q]; st != nil {
-		return st, nil
-	}
-	if pre := s.pre[q]; pre != nil {
-		// Binding reuses the statement already prepared on this connection.
-		st := s.tx.StmtContext(ctx, pre)
-		s.m[q] = st
-		return st, nil
-	}
-	st, err := s.tx.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	s.m[q] = st
-	return st, nil
-}
-
-func (s *txStmts) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
-}
-
-func (s *txStmts) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return errRow{err}
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-// errRow is a row whose Scan reports a preparation error.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }

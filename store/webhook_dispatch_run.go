@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
 
 // The dispatch batch's run recording: what RecordWebhookRunTx does, minus
 // the statements a batch of fresh events never needs. Per event that was a
@@ -25,36 +29,56 @@ func (s *txStmts) task(ctx context.Context, orgID, projectID, id string) (*Task,
 	return t, err
 }
 
-// recordRun records the run of task t that a webhook event starts. key
-// names the event (its id), so no earlier run can hold it: the event left
-// the received status in this same transaction, which is the exactly-once
-// guard, and task_runs' UNIQUE run_key backs it up (a conflict fails the
-// batch, which then rolls back whole).
+const queryTaskActiveRunID = `SELECT id FROM agent_sessions WHERE task_id = ? AND status IN ('pending', 'running') LIMIT 1`
+
+// activeRun is the id of a pending or running run of task t ("" when none),
+// read once per batch.
+func (s *txStmts) activeRun(ctx context.Context, taskID string) (string, error) {
+	if id, seen := s.active[taskID]; seen {
+		return id, nil
+	}
+	var id string
+	err := s.tx.QueryRowContext(ctx, queryTaskActiveRunID, taskID).Scan(&id)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	s.active[taskID] = id
+	return id, nil
+}
+
+// webhookSkip says why a webhook event starts no run of t ("" when it
+// does): a disabled task, or overlap_policy skip with a run in progress.
+// The skip is recorded on the event (its dispatch item and status), not as
+// a cancelled session: unlike a scheduled fire, which skips one slot, an
+// alert storm would add a cancelled session per alert to the task's history.
+func (s *txStmts) webhookSkip(ctx context.Context, t *Task) (reason, activeID string, err error) {
+	if !t.Enabled {
+		return "the task is disabled", "", nil
+	}
+	if t.OverlapPolicy != "skip" {
+		return "", "", nil
+	}
+	id, err := s.activeRun(ctx, t.ID)
+	if err != nil || id == "" {
+		return "", "", err
+	}
+	return "the previous run " + id + " was still in progress (overlap_policy skip)", id, nil
+}
+
+// recordRun records the pending run of task t that a webhook event starts
+// (the caller has checked webhookSkip). key names the event (its id), so no
+// earlier run can hold it: the event left the received status in this same
+// transaction, which is the exactly-once guard, and task_runs' UNIQUE
+// run_key backs it up (a conflict fails the batch, which then rolls back
+// whole).
 func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*AgentSession, error) {
 	tx := s.tx
-	status, reason := SessionPending, ""
-	if !t.Enabled {
-		status, reason = SessionCancelled, "skipped: the task is disabled"
-	} else if t.OverlapPolicy == "skip" {
-		active, seen := s.active[t.ID]
-		if !seen {
-			var err error
-			if active, err = taskHasActiveRun(ctx, tx, t.ID); err != nil {
-				return nil, err
-			}
-			s.active[t.ID] = active
-		}
-		if active {
-			status, reason = SessionCancelled, "skipped: the previous run was still in progress (overlap_policy skip)"
-		}
-	}
 	prompt := t.Prompt
 	if input != "" {
 		prompt = input // the event input is the first prompt of a webhook run
 	}
 	sess := &AgentSession{OrgID: t.OrgID, ProjectID: t.ProjectID, Title: t.Name, FirstPrompt: prompt, TaskID: t.ID,
-		TaskName: t.Name, AgentType: t.AgentType, Source: SourceTask, TriggerSource: TriggerWebhook, Status: status,
-		Reason: reason}
+		TaskName: t.Name, AgentType: t.AgentType, Source: SourceTask, TriggerSource: TriggerWebhook, Status: SessionPending}
 	if err := CreateAgentSessionTx(ctx, tx, sess); err != nil {
 		return nil, err
 	}
@@ -64,8 +88,6 @@ func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*A
 		}
 		return nil, err
 	}
-	if status == SessionPending {
-		s.active[t.ID] = true
-	}
+	s.active[t.ID] = sess.ID
 	return sess, nil
 }

@@ -16,7 +16,12 @@ const (
 	EventNoMatch         = "no_match"         // rules exist and none matched
 	EventApprovalPending = "approval_pending" // a requires_approval rule opened an approval
 	EventCorrelated      = "correlated"       // joined an open incident; no new run
-	EventFailed          = "failed"
+	// EventSkipped: every run the event would start was skipped (overlap_policy
+	// skip with a run in progress, or a disabled task); the event's dispatch
+	// items say why. No session is recorded for a webhook skip: an alert storm
+	// would otherwise fill the task's history with cancelled sessions.
+	EventSkipped = "skipped"
+	EventFailed  = "failed"
 )
 
 // WebhookEvent is one stored delivery. Headers, Alerts and Dispatch are JSON

@@ -63,6 +63,10 @@ func (s dbSource) Changes(ctx context.Context, after int64, limit int) ([]rag.So
 	return sourceDocs(ks), err
 }
 
+func (s dbSource) Usage(ctx context.Context, orgID string) (int64, map[string]int64, error) {
+	return s.db.KnowledgeBytes(ctx, orgID)
+}
+
 func sourceDoc(k *store.KnowledgeDoc) *rag.SourceDoc {
 	return &rag.SourceDoc{Scope: rag.Scope{OrgID: k.OrgID, ProjectID: k.ProjectID}, Collection: k.Collection, Name: k.Name,
 		Content: k.Content, Size: k.Size, SHA256: k.SHA256, Title: k.Title, Tags: k.Tags, Deleted: k.Deleted, Seq: k.Seq, ModTime: k.UpdatedAt}

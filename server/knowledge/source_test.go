@@ -57,6 +57,10 @@ func TestSharedStoresFollowEachOther(t *testing.T) {
 	if found(t, a, scope, "wallaby") != 1 || found(t, b, scope, "wallaby") != 0 {
 		t.Fatal("the writer must find it at once, the other only after reading the feed")
 	}
+	// Billing's usage comes from the database: the other server counts the upload before its index has it.
+	if total, _ := b.OrgBytes(scope.OrgID); total != int64(len("# X\n\nThe wallaby runs on port 7.\n")) {
+		t.Fatalf("the other server's usage: %d", total)
+	}
 	if err := b.Sync(ctx); err != nil || found(t, b, scope, "wallaby") != 1 {
 		t.Fatalf("after Sync the other store does not find it (%v)", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -142,7 +143,16 @@ func RotateCommand(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintf(stdout, "staged key %s (decrypts; the current key %s still encrypts)\nstep 1 of 3 done: %s, then run `opsagent vault rotate` with --database-url.\n", id, v.CurrentKeyID(), copyKeyring)
 		return nil
 	}
-	db, err := store.OpenURL(ctx, filepath.Join(*dataDir, "opsagent.db"), *dbURL)
+	dbPath := filepath.Join(*dataDir, "opsagent.db")
+	if *dbURL == "" {
+		// Opening a missing file would create an empty database: nothing
+		// re-encrypted, then the old key retired, and a server whose state
+		// is in PostgreSQL could no longer read a single secret.
+		if _, err := os.Stat(dbPath); err != nil {
+			return fmt.Errorf("vault rotate: no database at %s (%v); a server on PostgreSQL: pass --database-url (or OPSAGENT_DATABASE_URL)", dbPath, err)
+		}
+	}
+	db, err := store.OpenURL(ctx, dbPath, *dbURL)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,6 @@ func (p *Pipeline) dispatchOnce(ctx context.Context) (int, error) {
 	if err != nil || len(events) == 0 {
 		return 0, err
 	}
-	started := time.Now()
 	plans := make([]store.DispatchPlan, 0, len(events))
 	for i := range events {
 		e := &events[i]
@@ -99,15 +98,15 @@ func (p *Pipeline) dispatchOnce(ctx context.Context) (int, error) {
 		}
 		plans = append(plans, p.plan(e, c.hook, c.rules))
 	}
-	outs, err := p.d.DB.ApplyDispatch(ctx, plans)
+	outs, held, err := p.d.DB.ApplyDispatch(ctx, plans)
 	if err != nil {
 		return 0, err
 	}
-	p.nextBatch(len(events), time.Since(started))
+	p.nextBatch(len(events), held)
 	runs := false
 	for _, o := range outs {
 		for _, it := range o.Items {
-			runs = runs || it.Kind == "run"
+			runs = runs || (it.Kind == "run" && it.ID != "") // a skip starts nothing
 		}
 		if o.Resolved != nil {
 			p.d.Archive(ctx, o.Resolved)

@@ -39,7 +39,7 @@ const (
 func (p *Pipeline) admitInline(n int) bool {
 	p.flowMu.Lock()
 	defer p.flowMu.Unlock()
-	if !p.backlog && n <= inlineMax {
+	if !p.backlog && n <= p.d.InlineMax {
 		return true
 	}
 	p.backlog, p.deferring = true, true
@@ -79,8 +79,10 @@ func (p *Pipeline) Backlog() bool {
 	return p.backlog
 }
 
-// nextBatch sizes the next dispatch transaction from the cost per event of
-// the last one, so that it holds the writer about dispatchBudget.
+// nextBatch sizes the next dispatch transaction from the time the last one
+// held the writer per event (its wait for the connection left out: behind
+// a long group commit it would shrink the batches exactly when the queue
+// grows), so that it holds the writer about dispatchBudget.
 func (p *Pipeline) nextBatch(n int, took time.Duration) {
 	if n == 0 {
 		return

@@ -63,6 +63,10 @@ type Deps struct {
 	// Dispatched hears what each dispatch pass started, after its commit
 	// (nil: nobody): chat channels post the approvals and runs of rules.
 	Dispatched func(ctx context.Context, outs []store.DispatchOutcome)
+	// InlineMax is the largest group commit whose events are dispatched in
+	// it (0: inlineMax; see flow.go). Tests lower it to exercise the
+	// dispatcher's queue.
+	InlineMax int
 }
 
 // Pipeline is the receiver's state: the config cache, the ingest queue and
@@ -114,6 +118,9 @@ func New(d Deps) *Pipeline {
 	}
 	if d.Telemetry == nil {
 		d.Telemetry = telemetry.Nop{}
+	}
+	if d.InlineMax <= 0 {
+		d.InlineMax = inlineMax
 	}
 	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, configs: map[string]dispatchConfig{}, queue: make(chan ingestReq, queueSize),
 		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{},

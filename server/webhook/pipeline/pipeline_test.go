@@ -32,6 +32,7 @@ type env struct {
 	woken    atomic.Int32
 	mu       sync.Mutex
 	archived []string
+	deps     pipeline.Deps
 }
 
 func newEnv(t *testing.T, configure func(h *store.Webhook)) *env {
@@ -79,12 +80,13 @@ func newEnv(t *testing.T, configure func(h *store.Webhook)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.p = pipeline.New(pipeline.Deps{DB: db, Secrets: keeper, WakeTasks: func() { e.woken.Add(1) },
+	e.deps = pipeline.Deps{DB: db, Secrets: keeper, WakeTasks: func() { e.woken.Add(1) },
 		Archive: func(_ context.Context, inc *store.Incident) {
 			e.mu.Lock()
 			e.archived = append(e.archived, inc.ID)
 			e.mu.Unlock()
-		}})
+		}}
+	e.p = pipeline.New(e.deps)
 	return e
 }
 

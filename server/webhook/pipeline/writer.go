@@ -179,7 +179,7 @@ func (p *Pipeline) dispatched(res []store.IngestResult) {
 			continue
 		}
 		for _, it := range r.Dispatched.Items {
-			runs = runs || it.Kind == "run"
+			runs = runs || (it.Kind == "run" && it.ID != "") // a skip starts nothing
 		}
 		if r.Dispatched.Resolved != nil {
 			p.parsedMu.Lock()

@@ -22,7 +22,7 @@ function Incident({ id }) {
         <label>Resolution summary (goes to the incidents knowledge)<textarea name="summary" rows="3" maxlength="4000"></textarea></label><button type="submit">Resolve</button></${Form}>` : null}
       <section class="card" aria-labelledby="tl-title"><h2 id="tl-title">Timeline</h2>
         ${i.timeline.length === 0 ? html`<p class="empty">Nothing yet.</p>` : html`<ol class="timeline" id="incident-timeline">${i.timeline.map((t) => html`<li><span class="muted">${when(t.at)}</span> <${Badge} s=${t.kind} /> ${t.text}
-          ${t.kind === 'session' && t.data?.session_id ? html` <${Link} href=${'/sessions/' + t.data.session_id}>run</${Link}>` : null}
+          ${(t.kind === 'session' || t.kind === 'skipped') && t.data?.session_id ? html` <${Link} href=${'/sessions/' + t.data.session_id}>run</${Link}>` : null}
           ${t.kind === 'alert' && t.data ? html`<details><summary>Alert</summary><pre tabindex="0">${JSON.stringify(t.data, null, 2)}</pre></details>` : null}</li>`)}</ol>`}
         <${Form} id="incident-note" label="Add a note" reset onSubmit=${async (d) => { await pj(base + '/notes', { method: 'POST', body: { text: d.text } }); r.reload(); }}>
           <label>Note<textarea name="text" rows="2" required maxlength="4000"></textarea></label><button type="submit">Add note</button></${Form}></section>`}</${Loaded}></div>`;

@@ -3,7 +3,7 @@
 
 import { html, useState, useLoad, Loaded, Button, Badge, Link, ErrorLine, when, pj } from './ui.js';
 
-const statuses = ['', 'received', 'dispatched', 'no_match', 'approval_pending', 'correlated', 'suppressed', 'failed'];
+const statuses = ['', 'received', 'dispatched', 'no_match', 'approval_pending', 'correlated', 'skipped', 'suppressed', 'failed'];
 
 export function Events({ taskId, tick }) {
   const [status, setStatus] = useState('');
@@ -60,7 +60,7 @@ function Inspector({ base, id, onReplayed }) {
     ${e.error ? html`<${ErrorLine} error=${e.error} />` : null}
     <h4>What it dispatched</h4>
     ${(e.dispatch || []).length ? html`<ul class="dispatch">${e.dispatch.map((d) => html`<li>${d.kind} <${Badge} s=${d.status} /> ${d.reason || ''}
-        ${d.kind === 'session' && d.id ? html` <${Link} href=${'/sessions/' + d.id}>session</${Link}>` : null}
+        ${(d.kind === 'run' || d.kind === 'session') && d.id ? html` <${Link} href=${'/sessions/' + d.id}>session</${Link}>` : null}
         ${d.kind === 'approval' ? html` <${Link} href="/approvals">approval</${Link}>` : null}
         ${d.kind === 'window' ? html` <${Link} href="/maintenance">maintenance windows</${Link}>` : null}</li>`)}</ul>` : html`<p class="muted">Nothing.</p>`}
     <h4>Headers</h4><pre tabindex="0">${Object.entries(e.headers || {}).map(([k, v]) => k + ': ' + v).join('\n') || '—'}</pre>

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// txStmts is the state of one dispatch transaction. It caches prepared
+// statements (a batch runs the same few statements hundreds of times, and
+// parsing the SQL again for each was the dispatcher's largest cost; they
+// close with the transaction), the incidents the batch has joined by
+// project and key (an alert storm looks its incident up once, not once per
+// alert) and their counter deltas.
+type txStmts struct {
+	tx     *Tx
+	m      map[string]*sql.Stmt
+	pre    map[string]*sql.Stmt // prepared on the writer connection (DB.writerStmts)
+	open   map[string]*Incident
+	counts map[string]*incidentDelta
+	// tasks and active: the batch's target tasks and the pending or running
+	// run of each, read once per batch (the batch's own
+	// recordings are the only writes to either meanwhile).
+	tasks  map[string]*Task
+	active map[string]string // task id -> its pending or running run ("" none)
+}
+
+func newTxStmts(tx *Tx) *txStmts {
+	return &txStmts{tx: tx, m: map[string]*sql.Stmt{}, open: map[string]*Incident{}, counts: map[string]*incidentDelta{},
+		tasks: map[string]*Task{}, active: map[string]string{}}
+}
+
+func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st := s.m[q]; st != nil {
+		return st, nil
+	}
+	if pre := s.pre[q]; pre != nil {
+		// Binding reuses the statement already prepared on this connection.
+		st := s.tx.StmtContext(ctx, pre)
+		s.m[q] = st
+		return st, nil
+	}
+	st, err := s.tx.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.m[q] = st
+	return st, nil
+}
+
+func (s *txStmts) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (s *txStmts) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// errRow is a row whose Scan reports a preparation error.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }

@@ -22,10 +22,44 @@ type hub struct {
 	events []Event
 	wake   chan struct{}
 	closed bool
+	// stored is the last seq persist has written (or given up on);
+	// storedWake is closed and replaced when it moves.
+	stored     int64
+	storedWake chan struct{}
 }
 
 func newHub(firstSeq int64) *hub {
-	return &hub{first: firstSeq, wake: make(chan struct{})}
+	return &hub{first: firstSeq, wake: make(chan struct{}), stored: firstSeq - 1, storedWake: make(chan struct{})}
+}
+
+// markStored records that persist wrote the events through seq.
+func (h *hub) markStored(seq int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stored = seq
+	close(h.storedWake)
+	h.storedWake = make(chan struct{})
+}
+
+// waitStored waits (at most d) until every event published so far is in
+// session_events: a task run's final status is saved only after that, so
+// whoever reads a finished run's events reads all of them (done aside,
+// which is published once the status is saved).
+func (h *hub) waitStored(d time.Duration) {
+	deadline := time.After(d)
+	for {
+		h.mu.Lock()
+		last, stored, wake := h.first+int64(len(h.events))-1, h.stored, h.storedWake
+		h.mu.Unlock()
+		if stored >= last {
+			return
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			return
+		}
+	}
 }
 
 // publish appends an event and wakes every reader.
@@ -85,6 +119,7 @@ func (r *Runner) persist(sessionID string, h *hub) {
 			}
 			cancel()
 			cursor = evs[len(evs)-1].Seq
+			h.markStored(cursor)
 			continue
 		}
 		if closed {

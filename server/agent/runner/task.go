@@ -104,6 +104,9 @@ func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, r
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		status = store.SessionTimeout
 	}
+	// The events so far are stored before the scheduler saves the status:
+	// a reader of a finished run's events finds them all.
+	lr.hub.waitStored(30 * time.Second)
 	r.report(trigger, status, res) // once per run: res holds the totals of every turn
 	out := scheduler.Outcome{Status: status, Reason: res.reason, Summary: res.summary, Model: res.model,
 		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost}

@@ -45,8 +45,17 @@ var (
 // runWrk runs wrk against url for secs with conns connections; p (may be
 // nil) is the server whose CPU time is read around the run.
 func runWrk(p *proc, url string, conns, secs int, extra ...string) (wrkResult, error) {
+	// extra holds wrk's options, then optionally "--" and the script's
+	// arguments, which wrk takes after the URL.
+	var scriptArgs []string
+	for i, a := range extra {
+		if a == "--" {
+			extra, scriptArgs = extra[:i], extra[i:]
+			break
+		}
+	}
 	args := append([]string{"-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", secs), "--latency"}, extra...)
-	args = append(args, url)
+	args = append(append(args, url), scriptArgs...)
 	var c0 float64
 	if p != nil {
 		c0 = p.cpuSeconds()

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,22 @@ func stripeMock(t *testing.T) string {
 		}
 		t.Skip("stripe-mock not installed (go install github.com/stripe/stripe-mock@v0.203.0); .ci/run installs it")
 	}
+	// The port is picked free and then handed to stripe-mock, so another
+	// test can take it in between: a stripe-mock that exits before it
+	// answers is started again on a new port.
+	for attempt := 1; ; attempt++ {
+		if base, ok := startStripeMock(t, bin); ok {
+			return base
+		}
+		if attempt == 3 {
+			t.Fatalf("stripe-mock did not start (3 attempts)")
+		}
+	}
+}
+
+// startStripeMock runs stripe-mock on a free loopback port and waits until
+// it answers; false when it exited first (its port was taken meanwhile).
+func startStripeMock(t *testing.T, bin string) (string, bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,17 +62,27 @@ func stripeMock(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(bin, "-http-addr", addr)
+	var out bytes.Buffer // read only after it exited
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	base := "http://" + addr
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		req, _ := http.NewRequest("GET", base+"/v1/customers", nil)
 		req.Header.Set("Authorization", "Bearer sk_test_123")
 		if res, err := http.DefaultClient.Do(req); err == nil {
 			res.Body.Close()
-			return base
+			return base, true
+		}
+		select {
+		case <-exited:
+			t.Logf("stripe-mock at %s exited before answering: %s", addr, out.Bytes())
+			return "", false
+		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("stripe-mock did not start at %s", addr)

@@ -73,7 +73,9 @@ func (tx *Tx) startMonthBump(ctx context.Context, key, orgID, meter, period stri
 	if v, ok := db.monthCounts[key]; ok {
 		p.base = v
 	} else {
-		err := tx.queryRowFast(ctx, queryCounter, orgID, period, meter).Scan(&p.base)
+		// Once per counter and month: not worth a statement kept prepared on
+		// the writer (each kept one slows later parses there; see SetQuotaGate).
+		err := tx.Tx.QueryRowContext(context.WithoutCancel(ctx), queryCounter, orgID, period, meter).Scan(&p.base)
 		if errors.Is(err, sql.ErrNoRows) {
 			p.missing = true
 			p.base, err = seed()
@@ -107,7 +109,7 @@ func (tx *Tx) flushMonthBumps(ctx context.Context) error {
 		var err error
 		switch {
 		case p.missing:
-			_, err = tx.execFast(ctx, insertCounter, p.orgID, p.period, p.meter, p.base+p.n)
+			_, err = tx.Tx.ExecContext(context.WithoutCancel(ctx), insertCounter, p.orgID, p.period, p.meter, p.base+p.n)
 		case p.n != 0:
 			_, err = tx.execFast(ctx, updateCounter, p.n, p.orgID, p.period, p.meter)
 		}

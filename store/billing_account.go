@@ -58,6 +58,22 @@ func (db *DB) FindBillingAccount(ctx context.Context, orgID string) (*BillingAcc
 	return scanBillingAccount(db.readRow(ctx, queryBillingAccount, orgID), orgID)
 }
 
+// FindBillingAccountCached is FindBillingAccount answered from the write
+// transactions' cache (BillingAccountTx) when it holds org, where that
+// cache is kept: a run's plan caps (AgentCaps) are read once per task run,
+// a reader query per webhook delivery that dispatches one. The cache is
+// never staler than a read: an update drops the entry before it commits and
+// only later write transactions fill it.
+func (db *DB) FindBillingAccountCached(ctx context.Context, orgID string) (*BillingAccount, error) {
+	if db.accountCacheShared() {
+		if v, ok := db.accounts.Load(orgID); ok {
+			a := v.(BillingAccount)
+			return &a, nil
+		}
+	}
+	return db.FindBillingAccount(ctx, orgID)
+}
+
 // BillingAccountTx reads org's billing state inside a write transaction:
 // the quota gate's view, serialized with the create it guards.
 //

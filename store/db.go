@@ -56,6 +56,10 @@ type DB struct {
 	// under boundsMu.
 	countBounds sync.Map
 	boundsMu    sync.Mutex
+	// monthCounts holds the exact monthly counters of monthPeriod on SQLite
+	// (BumpMonthlyWithin in billing_monthly.go), used under boundsMu.
+	monthCounts map[string]int64
+	monthPeriod string
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
 	// nhot counts the statements writeHot prepared (bounded).
@@ -224,8 +228,14 @@ type Tx struct {
 	// updating: this transaction writes a billing account, so what it reads
 	// must not reach the shared cache (it may still roll back).
 	updating bool
+	// beforeCommit runs after fn succeeded, inside the transaction; an
+	// error rolls it back.
+	beforeCommit []func() error
 	// onCommit runs after the transaction committed (not after a rollback).
 	onCommit []func()
+	// monthPending: the monthly counter increments of this transaction,
+	// written once per counter before it commits (billing_monthly.go).
+	monthPending map[string]*monthBump
 	// boundsLocked: this transaction holds db.boundsMu until its end.
 	boundsLocked bool
 }
@@ -282,6 +292,12 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := fn(tx); err != nil {
 		_ = stx.Rollback()
 		return err
+	}
+	for _, f := range tx.beforeCommit {
+		if err := f(); err != nil {
+			_ = stx.Rollback()
+			return err
+		}
 	}
 	if err := stx.Commit(); err != nil {
 		return err

@@ -25,13 +25,18 @@ type hotStmts struct {
 
 // writeHot is Write for a hot path (see above).
 func (db *DB) writeHot(ctx context.Context, fn func(tx *Tx) error) error {
-	var missed []string
+	var hot *hotStmts
 	err := db.Write(ctx, func(tx *Tx) error {
 		tx.hot = &hotStmts{db: db, bound: map[string]*sql.Stmt{}}
-		err := fn(tx)
-		missed = tx.hot.missed
-		return err
+		hot = tx.hot
+		return fn(tx)
 	})
+	// Read after Write: statements run before commit (Tx.beforeCommit, the
+	// monthly counters' UPDATE) are learned too, not parsed in every batch.
+	var missed []string
+	if hot != nil {
+		missed = hot.missed
+	}
 	for _, q := range missed {
 		if db.nhot.Add(1) > maxHotStmts {
 			break

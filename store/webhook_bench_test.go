@@ -19,6 +19,9 @@ func BenchmarkIngestGroupCommit(b *testing.B) {
 	db, _ := openTemp(b)
 	ctx := context.Background()
 	hook := benchWebhook(b, db)
+	if gated {
+		_ = db.SetQuotaGate(meterGate)
+	}
 	body := make([]byte, 560)
 	for i := range body {
 		body[i] = 'x'
@@ -92,4 +95,27 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkIngestGroupCommitMetered is BenchmarkIngestGroupCommit with a
+// quota gate metering every delivery against a monthly limit never reached
+// (what --billing showback adds to the group commit; compare the two).
+func BenchmarkIngestGroupCommitMetered(b *testing.B) {
+	b.Run("off", BenchmarkIngestGroupCommit)
+	b.Run("metered", func(b *testing.B) {
+		gated = true
+		defer func() { gated = false }()
+		BenchmarkIngestGroupCommit(b)
+	})
+}
+
+// gated makes BenchmarkIngestGroupCommit install the metering gate.
+var gated bool
+
+func meterGate(ctx context.Context, tx *Tx, kind QuotaKind, orgID string, n int64) error {
+	over, _, err := BumpMonthlyWithin(ctx, tx, orgID, string(kind), n, 1e8, true, func() (int64, error) { return 0, nil })
+	if err == nil && over {
+		return &QuotaError{Quota: kind}
+	}
+	return err
 }

@@ -200,7 +200,7 @@ func (s *Service) AgentCaps(ctx context.Context, orgID string) (*RunCaps, error)
 	if !s.On() {
 		return nil, nil
 	}
-	a, err := s.DB.FindBillingAccount(ctx, orgID)
+	a, err := s.DB.FindBillingAccountCached(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,8 @@ func TestConsoleBeyondPages(t *testing.T) {
 	f.dispatch(t)
 	inc := incidentsOf(t, c)[0]["id"].(string)
 	c.must(200, "POST", "/api/incidents/"+inc+"/resolve", map[string]any{"summary": "scaled up"})
-	pollUntil(t, "the draft", func() map[string]any { return c.must(200, "GET", "/api/postmortems/"+inc, nil).JSON() },
+	// The draft is written in the background after the resolve: a 404 until then.
+	pollUntil(t, "the draft", func() map[string]any { return c.do("GET", "/api/postmortems/"+inc, nil).JSON() },
 		func(m map[string]any) bool { return m["status"] == "draft" })
 	clickNav(t, ctx, "/postmortems")
 	waitJS(t, ctx, "the draft listed", textHas(`#postmortems-list`, "postmortem-"+inc))

@@ -102,7 +102,7 @@ func TestIsolationBeyond(t *testing.T) {
 	shadow := bo.must(201, "POST", "/api/rules/shadow", map[string]any{"kind": "must_never", "description": "bravo shadow", "tool": "run_command", "match_type": "glob", "pattern": "rm *"}).JSON()
 	hook := bravoWebhook(t, env, bo, bo.must(201, "POST", "/api/tasks", map[string]any{"name": "t", "prompt": "p"}).JSON()["id"].(string))
 	bo.must(200, "POST", "/api/incidents/"+hook.incident+"/resolve", map[string]any{"summary": "bravo fixed it"})
-	pollUntil(t, "bravo's draft", func() map[string]any { return bo.must(200, "GET", "/api/postmortems/"+hook.incident, nil).JSON() },
+	pollUntil(t, "bravo's draft", func() map[string]any { return bo.do("GET", "/api/postmortems/"+hook.incident, nil).JSON() },
 		func(m map[string]any) bool { return m["status"] == "draft" })
 
 	type route struct {

@@ -18,7 +18,8 @@ import (
 // dispatched in its own ingest transaction again.
 func TestLoadedBatchesDispatchFromTheQueue(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(h *store.Webhook) { h.DedupeSeconds, h.Correlate = 0, false })
+	// Up to five bursts of 120 plus one: above the default 600 a minute.
+	e := newEnv(t, func(h *store.Webhook) { h.DedupeSeconds, h.Correlate, h.RateLimit = 0, false, 100000 })
 	d := e.deps
 	d.InlineMax = 1
 	e.p = pipeline.New(d)

@@ -66,7 +66,9 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	}
 	// A new account lands in the set-up wizard; skipped, the chat asks for a
 	// project and links to Projects.
-	waitJS(t, ctx, "the onboarding wizard", `!!document.querySelector('#onboarding-form button.secondary')`)
+	// Wait for the template list too: it loads after the form and pushes the
+	// buttons down, and a click aimed before that lands on empty space.
+	waitJS(t, ctx, "the onboarding wizard", `!!document.querySelector('#onboarding-form button.secondary') && document.querySelectorAll('#onboarding-template option').length > 1`)
 	if err := chromedp.Do(ctx, chromedp.Click(q(`#onboarding-form button.secondary`))); err != nil {
 		t.Fatal(err)
 	}

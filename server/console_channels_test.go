@@ -31,7 +31,7 @@ func TestConsoleChannels(t *testing.T) {
 		chromedp.SendKeys(q(`#channel-create input[name=name]`), "ops-slack"),
 		chromedp.SendKeys(q(`#channel-create input[name=bot_token]`), "xoxb-test-token"),
 		chromedp.SendKeys(q(`#channel-create input[name=signing_secret]`), slackSecret),
-		chromedp.Click(q(`#channel-create button[type=submit]`)),
+		click(`#channel-create button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatalf("connect a channel: %v", err)
@@ -41,11 +41,11 @@ func TestConsoleChannels(t *testing.T) {
 	if len(chs) != 1 || chs[0].(map[string]any)["platform"] != "slack" {
 		t.Fatalf("channels after the form: %v", chs)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`.channel .channel-test`))); err != nil {
+	if err := chromedp.Do(ctx, click(`.channel .channel-test`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the test result", textHas(`.channel-test-result`, "connected as U0LAN0Z89"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`.channel .channel-link`))); err != nil {
+	if err := chromedp.Do(ctx, click(`.channel .channel-link`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "a link code", `(document.querySelector('.channel-code input')?.value || '').startsWith('link OPS-')`)

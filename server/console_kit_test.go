@@ -139,7 +139,7 @@ func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
 // clickNav follows a link of the main navigation.
 func clickNav(t *testing.T, ctx context.Context, href string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="`+href+`"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#nav a[href="`+href+`"]`)); err != nil {
 		t.Fatalf("nav %s: %v", href, err)
 	}
 }

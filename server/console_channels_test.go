@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -49,6 +48,5 @@ func TestConsoleChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "a link code", `(document.querySelector('.channel-code input')?.value || '').startsWith('link OPS-')`)
-	time.Sleep(100 * time.Millisecond)   // let the list settle before the accessibility check
-	visit(t, ctx, "channels", 1200, 900) // axe in both themes, nothing wider than a phone
+	visit(t, ctx, "channels", 1200, 900) // settles, then axe in both themes, nothing wider than a phone
 }

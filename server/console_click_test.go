@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -93,5 +94,31 @@ func click(sel string) chromedp.Action[chromedp.Void] {
 			return chromedp.Void{}, fmt.Errorf("%s never settled for a click (%s): %w", sel, state, err)
 		}
 		return chromedp.Click(chromedp.CSS(sel))(ctx, tg)
+	}
+}
+
+// settledPageJS holds when no fetch is in flight and neither a fetch nor
+// the DOM changed for 100 ms, checked on at least the third animation
+// frame of this wait (a redraw that a resize or a theme change starts
+// runs within the next frame).
+func settledPageJS(id string) string {
+	return `(() => {
+  const w = window.__settleWait && window.__settleWait.id === ` + jsString(id) + ` ? window.__settleWait : (window.__settleWait = {id: ` + jsString(id) + `, n: 0});
+  w.n++;
+  return w.n >= 3 && (window.__fetching || 0) === 0 && performance.now() - (window.__changedAt || 0) >= 100;
+})()`
+}
+
+// waitSettled waits until the page has settled (settledPageJS): the data
+// it loads has arrived and it has drawn it, so a check of what it shows
+// (axe, widths, a screenshot) sees the finished page.
+func waitSettled(t *testing.T, ctx context.Context) {
+	t.Helper()
+	id := fmt.Sprint(time.Now().UnixNano())
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if ok, err := chromedp.Run(pctx, chromedp.Poll[bool](settledPageJS(id))); err != nil || !ok {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({fetching: window.__fetching, quietMs: performance.now() - window.__changedAt})`))
+		t.Fatalf("the page never settled: %v %v (%s)", ok, err, state)
 	}
 }

@@ -23,9 +23,9 @@ import (
 //
 // A PASSIVE checkpoint cannot restart the log while writes keep coming (the
 // writer always begins before the checkpoint catches up), so under a
-// continuous load the WAL would grow without end. The bound: after a commit
-// that leaves the -wal file larger than walLimit, the writer itself waits
-// for a RESTART checkpoint (mostly already copied by the background ones),
+// continuous load the WAL would grow without end. The bound: before a write
+// transaction finding the -wal file larger than walLimit, the writer itself
+// waits for a RESTART checkpoint (mostly already copied by the background ones),
 // after which its next transaction writes the log from its start again;
 // journal_size_limit=walLimit then truncates the file back to the limit, so
 // its size says when the log outgrew the limit again. Durability is
@@ -118,14 +118,22 @@ func (c *checkpointer) checkpoint(mode string) bool {
 	return err == nil && busy == 0
 }
 
-// committed is called by the writer after each commit, between its
-// transactions: it wakes the background checkpointer and, when the log has
-// outgrown walLimit, bounds it with a RESTART checkpoint before returning.
+// committed is called by the writer after each commit: it wakes the
+// background checkpointer.
 func (c *checkpointer) committed() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// bound is called by the writer before each write transaction, holding the
+// writer connection (so no other write can start): when the log has
+// outgrown walLimit it waits for a RESTART checkpoint, after which this
+// transaction writes the log from its start. Before the transaction, not
+// after the previous commit: the acknowledgements of that commit do not
+// wait for it.
+func (c *checkpointer) bound() {
 	fi, err := os.Stat(c.walPath)
 	if err != nil || fi.Size() <= max(walLimit, c.retryAt.Load()) {
 		return
@@ -137,7 +145,7 @@ func (c *checkpointer) committed() {
 	}
 	// A long reader (a backup's VACUUM INTO) still holds the old log: wait
 	// for it again only once the log has grown by another quarter limit,
-	// not after every commit (each try waits up to the busy timeout).
+	// not before every write (each try waits up to the busy timeout).
 	c.failed.Add(1)
 	c.retryAt.Store(fi.Size() + walLimit/4)
 }

@@ -286,6 +286,9 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 			return err
 		}
 		defer conn.Close()
+		if db.ckpt != nil {
+			db.ckpt.bound() // holding the writer: no write starts meanwhile
+		}
 		db.hookWriter(conn)
 		defer db.tg.txEnded()
 		stx, err = conn.BeginTx(ctx, db.txOpts)
@@ -316,7 +319,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	if db.ckpt != nil {
-		db.ckpt.committed() // still holding the writer: a forced restart delays the next write
+		db.ckpt.committed()
 	}
 	for _, f := range tx.onCommit {
 		f()

@@ -152,6 +152,7 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 		return suppressOutcome(e, p.Window), nil
 	}
 	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}, Status: EventDispatched}
+	st.followRow = 0 // entries follow only this event's own alert entry
 	var inc *Incident
 	if c := p.Correlation; c != nil && p.Error == "" {
 		var joined bool
@@ -249,7 +250,7 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t *Disp
 		}
 		it.Kind, it.ID, it.Status = "approval", a.ID, ApprovalPending
 		if inc != nil {
-			st.timeline(inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
+			st.followUp(inc.ID, "approval", a.Title, `{"approval_id":"`+a.ID+`"}`)
 		}
 		return it, err
 	}
@@ -264,7 +265,7 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t *Disp
 			if activeID != "" {
 				data = `{"session_id":"` + activeID + `"}`
 			}
-			st.timeline(inc.ID, "skipped", "", "agent run of "+task.Name+" skipped: "+skip, data)
+			st.followUp(inc.ID, "skipped", "agent run of "+task.Name+" skipped: "+skip, data)
 		}
 		return it, nil
 	}
@@ -279,7 +280,7 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t *Disp
 			// Written with the batch's counters (flushIncidents).
 			st.setSession(inc, s.ID)
 		}
-		st.timeline(inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
+		st.followUp(inc.ID, "session", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
 	}
 	return it, nil
 }
@@ -408,7 +409,7 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 	// What json.Marshal of {alerts, event_id, event_type} gives, without
 	// validating and compacting the alerts JSON again for every event.
 	typ, _ := json.Marshal(e.Type)
-	st.timeline(inc.ID, "alert", "", c.Title, `{"alerts":`+orJSON(c.Alerts, "[]")+`,"event_id":"`+e.ID+`","event_type":`+string(typ)+`}`)
+	st.alertEntry(inc.ID, c.Title, `{"alerts":`+orJSON(c.Alerts, "[]")+`,"event_id":"`+e.ID+`","event_type":`+string(typ)+`}`)
 	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {
 		// The transition writes the incident's row and keys in place: the
 		// batch's buffered rows go first.

@@ -28,11 +28,14 @@ type pendingIncident struct {
 	fps map[string]bool // its fingerprints so far
 }
 
-// timelineRow is a buffered incident_timeline row.
+// timelineRow is a buffered incident_timeline row; follow holds the
+// entries that followed an alert entry in its event's dispatch (its
+// follow column, expanded by FindIncident).
 type timelineRow struct {
 	id, incidentID, at, kind string
 	actor                    any
 	text, data               string
+	follow                   []byte // JSON array, nil when none
 }
 
 // Row counts per multi-row statement: a batch of n rows runs as few
@@ -43,7 +46,7 @@ const (
 	flushIncidentHead = `INSERT INTO incidents (` + incidentCols + `) VALUES `
 	flushKeyHead      = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
 	flushAlertHead    = `INSERT INTO incident_alerts (incident_id, fingerprint) VALUES `
-	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data) VALUES `
+	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data, follow) VALUES `
 )
 
 // multiRow is head followed by rows tuples of cols placeholders.
@@ -55,7 +58,7 @@ func multiRow(head string, cols, rows int) string {
 // flushStmts are the multi-row statements, by table head and row count.
 var flushStmts = func() map[string]map[int]string {
 	m := map[string]map[int]string{}
-	for head, cols := range map[string]int{flushIncidentHead: 20, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 7} {
+	for head, cols := range map[string]int{flushIncidentHead: 20, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 8} {
 		m[head] = map[int]string{}
 		for _, n := range flushChunks {
 			m[head][n] = multiRow(head, cols, n)
@@ -134,6 +137,37 @@ func (s *txStmts) timeline(incidentID, kind, actor, text, data string) {
 		actor: nullStr(actor), text: text, data: orJSON(data, "{}")})
 }
 
+// alertEntry appends an event's alert entry; the entries its dispatch adds
+// to the same incident next (followUp) ride on its row.
+func (s *txStmts) alertEntry(incidentID, text, data string) {
+	s.timeline(incidentID, "alert", "", text, data)
+	s.followRow = len(s.tl)
+}
+
+// followUp adds a dispatch's entry (run, skip, approval; no actor) to an
+// incident's timeline: on the row of the event's alert entry when that
+// is the incident's last entry so far, so that reading the row's entries
+// in order after it keeps the timeline's order (at, id); else as a row.
+func (s *txStmts) followUp(incidentID, kind, text, data string) {
+	if s.followRow == 0 || s.tl[s.followRow-1].incidentID != incidentID {
+		s.timeline(incidentID, kind, "", text, data)
+		return
+	}
+	r := &s.tl[s.followRow-1]
+	if r.follow == nil {
+		r.follow = append(r.follow, '[')
+	} else {
+		r.follow[len(r.follow)-1] = ','
+	}
+	r.follow = append(r.follow, `{"id":"`+NewID()+`","kind":`...)
+	r.follow = append(r.follow, quoteName(kind)...)
+	r.follow = append(r.follow, `,"text":`...)
+	r.follow = append(r.follow, quoteName(text)...)
+	r.follow = append(r.follow, `,"data":`...)
+	r.follow = append(r.follow, orJSON(data, "{}")...)
+	r.follow = append(r.follow, "}]"...)
+}
+
 // flushPending inserts the incidents the batch opened and the buffered
 // key, alert and timeline rows.
 func (s *txStmts) flushPending(ctx context.Context) error {
@@ -165,14 +199,19 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 		s.keyArgs = s.keyArgs[:0]
 	}
 	if len(s.tl) > 0 {
-		args := make([]any, 0, 7*len(s.tl))
+		args := make([]any, 0, 8*len(s.tl))
 		for _, r := range s.tl {
-			args = append(args, r.id, r.incidentID, r.at, r.kind, r.actor, r.text, r.data)
+			var follow any
+			if r.follow != nil {
+				follow = string(r.follow)
+			}
+			args = append(args, r.id, r.incidentID, r.at, r.kind, r.actor, r.text, r.data, follow)
 		}
-		if err := s.insertRows(ctx, flushTimelineHead, 7, args); err != nil {
+		if err := s.insertRows(ctx, flushTimelineHead, 8, args); err != nil {
 			return err
 		}
 		s.tl = s.tl[:0]
+		s.followRow = 0
 	}
 	return nil
 }

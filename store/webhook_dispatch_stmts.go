@@ -28,6 +28,9 @@ type txStmts struct {
 	pendingOrder []*pendingIncident
 	keyArgs      []any
 	tl           []timelineRow
+	// followRow: 1 + the index in tl of the current event's alert entry,
+	// which its dispatch's entries follow (0: none; followUp).
+	followRow int
 }
 
 func newTxStmts(tx *Tx) *txStmts {

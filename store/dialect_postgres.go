@@ -35,6 +35,9 @@ var pgRewrites = []struct {
 	{regexp.MustCompile(`SELECT (\w+\.enabled) AND (\w+\.enabled),`), `SELECT ($1 <> 0 AND $2 <> 0),`},
 	// A substring of a stored hash (tests prove a secret is not kept in clear).
 	{regexp.MustCompile(`instr\((\w+_hash), \?\)`), `position(convert_to(CAST(? AS TEXT), 'UTF8') in $1)`},
+	// SQLite's index hint (a query whose plan must not depend on statistics);
+	// PostgreSQL's planner has its own and no such syntax.
+	{regexp.MustCompile(` INDEXED BY \w+`), ``},
 	// The physical row address, used to delete in bounded batches.
 	{regexp.MustCompile(`\browid\b`), `ctid`},
 }

@@ -74,7 +74,7 @@ account() { # addr -> token
 
 rows=${ROWS:-me ingest}
 lite=$(serve "$work/lite")
-pg1=$(serve "$work/pg1" "$(newdb one)")
+url1=$(newdb one); pg1=$(serve "$work/pg1" "$url1")
 tl=$(account "$lite"); t1=$(account "$pg1")
 # The server processes by address (serve's pids file is in start order: lite, pg1, ...).
 litepid=$(sed -n 1p "$work/pids"); pg1pid=$(sed -n 2p "$work/pids")
@@ -115,26 +115,33 @@ hooks() { # addr token -> lua file of four webhooks' paths and secrets
   done
   echo "}" >>"$out"
   cat >>"$out" <<'LUA'
+-- Every wrk run (its label is the script's argument) and every thread sends its own alerts: repeated
+-- bodies would be answered by the 60 s dedupe window as cheap duplicates, not stored.
+local threads = 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+local run = "r"
+function init(args) run = args[1] or "r" end
 local n = 0
 request = function()
   n = n + 1
   local h = hooks[(n % 4) + 1]
-  local body = '{"version":"4","groupKey":"{}:{alertname=\\"Disk' .. n .. '\\"}","status":"firing","receiver":"opsagent",' ..
-    '"groupLabels":{"alertname":"Disk' .. n .. '"},"commonLabels":{"alertname":"Disk' .. n .. '","severity":"warning"},' ..
-    '"commonAnnotations":{},"externalURL":"http://am:9093","alerts":[{"status":"firing","labels":{"alertname":"Disk' .. n ..
-    '","instance":"db-' .. n .. '"},"annotations":{"summary":"disk filling"},"startsAt":"2026-11-23T10:00:00Z",' ..
-    '"endsAt":"0001-01-01T00:00:00Z","fingerprint":"' .. string.format("%016x", n) .. '"}]}'
+  local id = run .. "-" .. tid .. "-" .. n
+  local body = '{"version":"4","groupKey":"{}:{alertname=\\"Disk' .. id .. '\\"}","status":"firing","receiver":"opsagent",' ..
+    '"groupLabels":{"alertname":"Disk' .. id .. '"},"commonLabels":{"alertname":"Disk' .. id .. '","severity":"warning"},' ..
+    '"commonAnnotations":{},"externalURL":"http://am:9093","alerts":[{"status":"firing","labels":{"alertname":"Disk' .. id ..
+    '","instance":"db-' .. id .. '"},"annotations":{"summary":"disk filling"},"startsAt":"2026-11-23T10:00:00Z",' ..
+    '"endsAt":"0001-01-01T00:00:00Z","fingerprint":"' .. id .. '"}]}'
   return wrk.format("POST", h.path, {["Authorization"] = "Bearer " .. h.secret, ["content-type"] = "application/json"}, body)
 end
 LUA
   echo "$out"
 }
 hl=$(hooks "$lite" "$tl"); h1=$(hooks "$pg1" "$t1"); [ -z "${BASE:-}" ] || hb=$(hooks "$pgb" "$tb")
-hz=$(getconf CLK_TCK)
+hz=$(getconf CLK_TCK); nrun=0
 ingest() { # addr lua server-pid with-postgres -> throughput, p99, CPU per event (server, PostgreSQL)
   local s0 g0 out
-  s0=$(ticks "$3"); g0=$(pgticks)
-  out=$(wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1")
+  s0=$(ticks "$3"); g0=$(pgticks); nrun=$((nrun + 1))
+  out=$(wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1" -- "run$nrun")
   echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks) - g0 ))" -v hz="$hz" -v pg="$4" '
     /requests in/ {n = $1} /Requests\/sec/ {r = $2} /^ +99%/ {p = $2} /Non-2xx/ {e = $5}
     END {printf "%.0f/s p99 %s%s, CPU/event server %.0f µs", r, p, (e ? " non-2xx " e : ""), s / hz / (n - e) * 1e6
@@ -145,3 +152,7 @@ for r in $(seq 1 "$rounds"); do
   [ -z "${BASE:-}" ] || line="$line | PostgreSQL, $BASE $(ingest "$pgb" "$hb" "$pgbpid" 1)"
   echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
 done
+# What the PostgreSQL server stored: every 2xx above should be one event of its own (no dedupe answers).
+psql -Atq "$url1" -c "SELECT 'PostgreSQL server stored ' || count(*) || ' events, ' || count(DISTINCT body_hash) ||
+  ' distinct bodies; statuses: ' || (SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n
+  FROM webhook_events GROUP BY status) s) FROM webhook_events"

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -163,9 +164,15 @@ func pgError(err error) string {
 // pgRetryable: the transaction lost a serialization race or a deadlock
 // against another transaction (usually another node); running it again is
 // what SQLite's busy retry does.
+// driver.ErrBadConn comes only from a connection that broke before the
+// statement was sent (pgconn.SafeToRetry): with BEGIN queued into the first
+// statement, that is a transaction that never started, and any statements of
+// it already executed were discarded with the session, so running it again
+// on another connection is safe. (A COMMIT whose fate is unknown is not
+// SafeToRetry and is never retried.)
 func pgRetryable(err error) bool {
 	c := pgError(err)
-	return c == "40001" || c == "40P01"
+	return c == "40001" || c == "40P01" || errors.Is(err, driver.ErrBadConn)
 }
 
 // pgUnique: unique_violation (primary keys included).

@@ -110,6 +110,11 @@ func (s *Store) follow(ctx context.Context) error {
 func (s *Store) apply(changes []SourceDoc) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.applyLocked(changes)
+}
+
+// applyLocked is apply; the caller holds wmu (DropOrg removes the files and the entries in one hold).
+func (s *Store) applyLocked(changes []SourceDoc) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}

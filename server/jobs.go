@@ -74,10 +74,16 @@ func (s *Server) runErasures(ctx context.Context) error {
 			if u.Avatar != "" {
 				os.Remove(s.cfg.Path("avatars", filepath.Base(u.Avatar)))
 			}
+			for _, org := range u.Orgs {
+				if err := s.eraseOrgFiles(ctx, org); err != nil {
+					// The sweep below (and at the next runs) retries.
+					s.log.Warn("erasure: the files of an organization were not removed", "org_id", org, "err", err)
+				}
+			}
 			s.log.Info("account erased", "user_id", u.UserID)
 		}
 		if len(done) < 50 {
-			return nil
+			return s.sweepErasedOrgFiles(ctx)
 		}
 	}
 }

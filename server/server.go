@@ -257,6 +257,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() {
 		defer close(reconciled)
 		s.reconcileMemories(base)
+		s.sweepAtStart(base)
 	}()
 	if s.ownsRAG {
 		defer s.rag.Close()

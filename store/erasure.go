@@ -33,6 +33,9 @@ func (db *DB) RequestErasure(ctx context.Context, userID string) (string, error)
 type ErasedUser struct {
 	UserID string
 	Avatar string
+	// Orgs are the organizations deleted with the user (it was their only member): the caller removes
+	// their files (knowledge, archives) once the transaction committed.
+	Orgs []string
 }
 
 // ProcessErasures deletes the data of pending erasure requests: the user row
@@ -41,6 +44,7 @@ type ErasedUser struct {
 func (db *DB) ProcessErasures(ctx context.Context, limit int) ([]ErasedUser, error) {
 	var done []ErasedUser
 	err := db.Write(ctx, func(tx *Tx) error {
+		done = done[:0] // a retried transaction starts over
 		rows, err := tx.QueryContext(ctx, `SELECT e.id, e.user_id, COALESCE(u.avatar, '') FROM erasure_requests e LEFT JOIN users u ON u.id = e.user_id
 			WHERE e.completed_at IS NULL ORDER BY e.requested_at LIMIT ?`, limit)
 		if err != nil {
@@ -76,7 +80,7 @@ func (db *DB) ProcessErasures(ctx context.Context, limit int) ([]ErasedUser, err
 			if _, err := tx.ExecContext(ctx, `UPDATE erasure_requests SET completed_at = ? WHERE id = ?`, TS(tx.Now), r.id); err != nil {
 				return err
 			}
-			done = append(done, ErasedUser{UserID: r.user, Avatar: r.avatar})
+			done = append(done, ErasedUser{UserID: r.user, Avatar: r.avatar, Orgs: orgs})
 		}
 		return nil
 	})

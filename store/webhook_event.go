@@ -162,6 +162,9 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		byKey := map[string]string{}
 		byHash := map[string]string{}
 		now := TS(tx.Now)
+		// The start of the dedupe window, formatted once per window length
+		// in the batch (every item of a batch has the same tx.Now).
+		since := map[time.Duration]string{}
 		for i, it := range items {
 			e := it.Event
 			out[i] = IngestResult{}
@@ -200,7 +203,12 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 					continue
 				}
 				var id string
-				err := st.queryRow(ctx, queryDedupe, e.TaskID, e.BodyHash, TS(tx.Now.Add(-it.DedupeWindow))).Scan(&id)
+				from, ok := since[it.DedupeWindow]
+				if !ok {
+					from = TS(tx.Now.Add(-it.DedupeWindow))
+					since[it.DedupeWindow] = from
+				}
+				err := st.queryRow(ctx, queryDedupe, e.TaskID, e.BodyHash, from).Scan(&id)
 				if err == nil {
 					byHash[k] = id
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}

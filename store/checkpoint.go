@@ -69,9 +69,10 @@ func startCheckpointer(path string, pragmas []string) (*checkpointer, error) {
 		}
 		q.Add("_pragma", p)
 	}
-	// Short: a RESTART waits for readers of the old log; a long one (a
-	// backup) must not hold the writer for the usual ten seconds.
-	q.Add("_pragma", "busy_timeout(100)")
+	// Short: a RESTART waits for readers of the old log while the writer
+	// waits for it; API reads take milliseconds, and a long one (a backup)
+	// must not hold the writer for the usual ten seconds at every try.
+	q.Add("_pragma", "busy_timeout(50)")
 	conn, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 // SQLite's automatic checkpoint (wal_autocheckpoint, every 1000 pages) runs
 // inside the COMMIT of whichever write crosses the threshold: the single
 // writer copied WAL frames into the database file and fsynced it while
-// every waiting ingest delivery waited too (about 7 % of all CPU under
+// every waiting ingest delivery waited too (6-7 % of all CPU under
 // webhook load, all of it on the writer's critical path). So the writer
 // connection has wal_autocheckpoint=0 and this checkpointer runs PASSIVE
 // checkpoints on a connection of its own, a short while after writes,

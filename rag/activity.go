@@ -144,3 +144,10 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	rank := (p*len(sorted) + 99) / 100
 	return sorted[max(rank, 1)-1]
 }
+
+// forgetOrg drops an erased organization's search events (their zero-result texts are its data).
+func (a *activityLog) forgetOrg(orgID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = slices.DeleteFunc(a.events, func(ev searchEvent) bool { return ev.scope.OrgID == orgID })
+}

@@ -12,7 +12,7 @@ import (
 // ones and the memories) and every chunk the index holds of it. The server calls it after the transaction
 // that deleted the organization committed (account erasure), and for organizations that no longer exist
 // (a crash between the two). With a Source the documents are rows: the erasure reaches every server's index
-// through the feed (apply), so there is nothing to do here.
+// through the feed (apply); only this server's memory of the org's searches goes here.
 func (s *Store) DropOrg(ctx context.Context, orgID string) error {
 	if err := s.await(ctx); err != nil {
 		return err
@@ -20,6 +20,7 @@ func (s *Store) DropOrg(ctx context.Context, orgID string) error {
 	if err := validateScope(Scope{OrgID: orgID}); err != nil {
 		return err
 	}
+	s.activity.forgetOrg(orgID) // this server's memory of its searches, on either kind of store
 	if s.src != nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 )
@@ -38,8 +39,15 @@ func TestDropOrgRemovesFilesAndChunks(t *testing.T) {
 	if chunksOf(t, s, "orga") == 0 {
 		t.Fatal("no chunk of orga before the drop")
 	}
+	search(t, s, a, Query{Text: "wombat"}) // a zero-result search: its text is remembered
+	if act := s.Activity(Scope{OrgID: "orga"}, time.Time{}); act.ZeroResults != 1 {
+		t.Fatalf("activity before: %+v", act)
+	}
 	if err := s.DropOrg(ctx, "orga"); err != nil {
 		t.Fatal(err)
+	}
+	if act := s.Activity(Scope{OrgID: "orga"}, time.Time{}); act.Searches != 0 {
+		t.Fatalf("the erased org's searches are remembered: %+v", act)
 	}
 	check := func(s *Store, when string) {
 		t.Helper()

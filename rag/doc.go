@@ -39,6 +39,10 @@
 // files that are over Options.MaxDocBytes or not UTF-8 text. Put and Get work through an [os.Root] opened on
 // the project's folder, so not even a symbolic link planted there leads them outside it.
 //
+// [Store.DropOrg] erases an organization: its folder, then its index entries (the cluster's erasure path,
+// apply); [Store.Orgs] lists the organizations the store holds anything of, so the server can sweep those
+// its database no longer has (a crash between an erasure's commit and DropOrg).
+//
 // # Several servers: the documents in a database
 //
 // With [Options.Source] (the server sets it on a PostgreSQL cluster) the documents are not files: the Source

@@ -2,10 +2,8 @@ package rag
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 )
 
 // DropOrg erases an organization from the store: its folder of documents (every project's, the org-wide
@@ -41,9 +39,10 @@ func (s *Store) DropOrg(ctx context.Context, orgID string) error {
 	return s.applyLocked([]SourceDoc{{Scope: Scope{OrgID: orgID}, Erased: true, Seq: 1}})
 }
 
-// Orgs lists the organizations the store holds anything of, a folder of documents or index entries, so a
-// sweep can drop those the database no longer has. With a Source it is nil (the feed erases). While the
-// index loads in the background it fails with ErrLoading (after Options.LoadWait).
+// Orgs lists the organizations that have a folder of documents, so a sweep can drop those the database no
+// longer has: one directory listing. Index entries whose folder is gone need no sweep: Sync (at Open and
+// every SyncInterval) drops the entries of missing files. With a Source it is nil (the feed erases). While
+// the index loads in the background it fails with ErrLoading (after Options.LoadWait).
 func (s *Store) Orgs(ctx context.Context) ([]string, error) {
 	if err := s.await(ctx); err != nil {
 		return nil, err
@@ -54,26 +53,15 @@ func (s *Store) Orgs(ctx context.Context) ([]string, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	seen := map[string]bool{}
 	entries, err := fs.ReadDir(s.docs.FS(), ".")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
 		return nil, fmt.Errorf("rag: list the documents: %w", err)
 	}
+	var orgs []string
 	for _, e := range entries {
 		if e.IsDir() && idPattern.MatchString(e.Name()) {
-			seen[e.Name()] = true
+			orgs = append(orgs, e.Name())
 		}
-	}
-	s.mmu.RLock()
-	for p := range s.manifest {
-		if org, _, ok := strings.Cut(p, "/"); ok {
-			seen[org] = true
-		}
-	}
-	s.mmu.RUnlock()
-	orgs := make([]string, 0, len(seen))
-	for org := range seen {
-		orgs = append(orgs, org)
 	}
 	return orgs, nil
 }

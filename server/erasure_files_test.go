@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/opsagent/opsagent/rag"
+	"github.com/opsagent/opsagent/store"
 )
 
 // withKnowledge gives c a project with a project document, an org-wide one
@@ -111,9 +112,20 @@ func TestErasureSweepsFilesOfDeletedOrgsAtStart(t *testing.T) {
 	if st := env2.Srv.Knowledge().IndexStats(rag.Scope{OrgID: bobOrg}); st.Documents != 3 {
 		t.Fatalf("another org's documents: %+v", st)
 	}
-	// The periodic job sweeps too, and finds nothing more to do.
+	// The periodic erasure job sweeps too: a folder of an org the database
+	// never had (an upload that raced the erasure) goes, a live org's stays.
+	orphan := filepath.Join(env2.Dir, "rag", "docs", store.NewID(), "_org", "facts")
+	if err := os.MkdirAll(orphan, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(orphan, "x.md"), []byte("# X\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := env2.Srv.RunErasures(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if exists(filepath.Dir(filepath.Dir(orphan))) {
+		t.Fatal("the erasure job left the folder of an org the database does not have")
 	}
 	if !exists(filepath.Join(env2.Dir, "rag", "docs", bobOrg)) {
 		t.Fatal("the sweep removed a live org's folder")

@@ -90,7 +90,7 @@ func TestStopWaitsForRunningJobs(t *testing.T) {
 	r.Start()
 	select {
 	case <-started:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("job never started")
 	}
 	r.Stop()

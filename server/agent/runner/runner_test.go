@@ -184,7 +184,7 @@ func TestRunnerCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, llmfake.Hang())
 	info := e.start(t, "hang")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !e.r.Live(info.SessionID) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}

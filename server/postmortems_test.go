@@ -8,10 +8,10 @@ import (
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
 
-// poll calls get until ok holds or 10 s pass.
+// poll calls get until ok holds or 30 s pass.
 func pollUntil(t *testing.T, what string, get func() map[string]any, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		v := get()
 		if ok(v) {

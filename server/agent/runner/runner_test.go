@@ -297,7 +297,7 @@ func TestRunnerWithoutLLMFailsTheTurn(t *testing.T) {
 
 func waitIdle(t *testing.T, r *runner.Runner, sessionID string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for r.Live(sessionID) {
 		if time.Now().After(deadline) {
 			t.Fatal("the turn stayed live")

@@ -97,6 +97,14 @@ func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) (outs []D
 		out = out[:0]
 		st := newTxStmts(tx)
 		st.pre = pre
+		if err := st.prefetchKeys(ctx, len(plans), func(i int) (string, *Correlation) {
+			if p := plans[i]; p.Event != nil && p.Error == "" {
+				return p.Event.ProjectID, p.Correlation
+			}
+			return "", nil
+		}); err != nil {
+			return err
+		}
 		for i := range plans {
 			o, err := applyDispatchTx(ctx, st, &plans[i])
 			if err != nil {
@@ -369,6 +377,9 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		if i := st.open[e.ProjectID+"\x00"+k]; i != nil {
 			inc = i // joined earlier in this batch: still open, within its window
 			break
+		}
+		if st.keyAbsent(e.ProjectID, k) {
+			continue
 		}
 		var id string
 		err := st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since).Scan(&id)

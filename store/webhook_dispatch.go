@@ -145,7 +145,7 @@ func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispatc
 	if p.DropBody {
 		q += `, body = NULL`
 	}
-	_, err = st.exec(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, TS(tx.Now), e.ID)
+	_, err = st.exec(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, st.ts(tx.Now), e.ID)
 	return o, err
 }
 
@@ -495,7 +495,7 @@ func (s *txStmts) flushIncidents(ctx context.Context) error {
 		return err
 	}
 	for id, d := range s.counts {
-		if _, err := s.exec(ctx, updateIncidentCounts, d.alerts, d.events, TS(s.tx.Now), TS(s.tx.Now), nullStr(d.sessionID), id); err != nil {
+		if _, err := s.exec(ctx, updateIncidentCounts, d.alerts, d.events, s.ts(s.tx.Now), s.ts(s.tx.Now), nullStr(d.sessionID), id); err != nil {
 			return err
 		}
 	}

@@ -34,6 +34,7 @@ type txStmts struct {
 	// probed: the correlation keys the batch looked up in advance
 	// (project "\x00" key -> whether the database holds it; prefetchKeys).
 	probed map[string]bool
+	now    string // TS(tx.Now) once formatted (ts)
 }
 
 func newTxStmts(tx *Tx) *txStmts {

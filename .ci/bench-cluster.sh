@@ -5,6 +5,12 @@
 #   2. durable webhook ingest on PostgreSQL, one server, and on the appliance, alternated: four
 #      Alertmanager webhooks (each is rate limited to 100,000/min, about 1,667/s), every body distinct.
 #   .ci/bench-cluster.sh [rounds] [seconds] [connections]   (defaults 3, 5, 32)
+# BASE=<rev> also builds that revision and runs it as a second PostgreSQL server (its own database) in the
+# ingest rounds, alternated with this tree's: a same-run before/after.
+# ROWS=ingest runs only the ingest comparison (ROWS=me only the GETs). Each ingest figure carries the CPU per
+# event of the server process and, on PostgreSQL, of the cluster's backends (every child of the postmaster
+# that OPSAGENT_TEST_DATABASE_URL reaches: use a cluster of your own), from /proc, so a busy machine's
+# throughput can be read against the work done.
 # Needs wrk, curl, jq, psql and a cluster: export OPSAGENT_TEST_DATABASE_URL=$(.ci/pg-start.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,12 +27,16 @@ cleanup() {
 }
 trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$work/opsagent" .
+if [ -n "${BASE:-}" ]; then # an export of the revision (no worktree is registered)
+  mkdir -p "$work/base-src" && git archive "$BASE" | tar -x -C "$work/base-src"
+  (cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/opsagent-base" .)
+fi
 newdb() { local d="bench_$1_$$"; psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "CREATE DATABASE $d" >/dev/null; dbs+=("$d")
   echo "$OPSAGENT_TEST_DATABASE_URL" | sed "s#/[^/?]*\(?\|\$\)#/$d\1#"; }
 free() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-serve() { # dir [database-url] -> addr
-  local dir=$1 url=${2:-} port; port=$(free)
-  if [ -n "$url" ]; then "$work/opsagent" serve --addr 127.0.0.1:$port --data-dir "$dir" --database-url "$url" --log-level warn >"$dir.log" 2>&1 &
+serve() { # dir [database-url [binary]] -> addr
+  local dir=$1 url=${2:-} bin=${3:-$work/opsagent} port; port=$(free)
+  if [ -n "$url" ]; then "$bin" serve --addr 127.0.0.1:$port --data-dir "$dir" --database-url "$url" --log-level warn >"$dir.log" 2>&1 &
   else "$work/opsagent" serve --addr 127.0.0.1:$port --data-dir "$dir" --log-level warn >"$dir.log" 2>&1 & fi
   echo $! >>"$work/pids"
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
@@ -62,20 +72,34 @@ J='content-type: application/json'
 account() { # addr -> token
   curl -s "http://$1/api/auth/register" -H "$J" -d '{"email":"bench@example.com","password":"a long passphrase"}' | jq -r .access_token; }
 
+rows=${ROWS:-me ingest}
 lite=$(serve "$work/lite")
-pg1=$(serve "$work/pg1" "$(newdb one)")
+url1=$(newdb one); pg1=$(serve "$work/pg1" "$url1")
+tl=$(account "$lite"); t1=$(account "$pg1")
+# The server processes by address (serve's pids file is in start order: lite, pg1, ...).
+litepid=$(sed -n 1p "$work/pids"); pg1pid=$(sed -n 2p "$work/pids")
+if [ -n "${BASE:-}" ]; then
+  pgb=$(serve "$work/pgb" "$(newdb base)" "$work/opsagent-base"); tb=$(account "$pgb"); pgbpid=$(tail -1 "$work/pids")
+fi
+pgmaster=$(head -1 "$(psql -Atq "$OPSAGENT_TEST_DATABASE_URL" -c "SHOW data_directory")/postmaster.pid" 2>/dev/null || true)
+ticks() { # pids... -> their utime+stime in clock ticks
+  local t=0 p; for p in "$@"; do [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
+pgticks() { [ -n "$pgmaster" ] && ticks "$pgmaster" $(ps -o pid= --ppid "$pgmaster") || echo 0; }
+if [[ " $rows " == *" me "* ]]; then
 url3=$(newdb three)
 n1=$(serve "$work/n1" "$url3")
 for d in n2 n3; do mkdir -p "$work/$d"; cp -r "$work/n1/vault" "$work/n1/keys" "$work/$d/"; done
 n2=$(serve "$work/n2" "$url3"); n3=$(serve "$work/n3" "$url3")
 lbport=$(free); "$work/lbproxy" "127.0.0.1:$lbport" "$n1" "$n2" "$n3" 2>"$work/lb.log" & pids+=($!)
 pg3="127.0.0.1:$lbport"; sleep 0.5
-tl=$(account "$lite"); t1=$(account "$pg1"); t3=$(account "$pg3")
+t3=$(account "$pg3")
 get() { wrk -t2 -c"$conns" -d"${secs}s" -H "Authorization: Bearer $2" "http://$1/api/auth/me" | awk '/Requests\/sec/ {printf "%.0f/s", $2}'; }
 echo "authenticated GET /api/auth/me, wrk -t2 -c$conns ${secs}s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
   echo "round $r: appliance $(get "$lite" "$tl") | PostgreSQL 1 server $(get "$pg1" "$t1") | PostgreSQL 3 servers behind the proxy $(get "$pg3" "$t3")"
 done
+fi
+[[ " $rows " == *" ingest "* ]] || exit 0
 
 hooks() { # addr token -> lua file of four webhooks' paths and secrets
   local B="http://$1" tok=$2 proj out="$work/hooks-$1.lua"
@@ -91,24 +115,44 @@ hooks() { # addr token -> lua file of four webhooks' paths and secrets
   done
   echo "}" >>"$out"
   cat >>"$out" <<'LUA'
+-- Every wrk run (its label is the script's argument) and every thread sends its own alerts: repeated
+-- bodies would be answered by the 60 s dedupe window as cheap duplicates, not stored.
+local threads = 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+local run = "r"
+function init(args) run = args[1] or "r" end
 local n = 0
 request = function()
   n = n + 1
   local h = hooks[(n % 4) + 1]
-  local body = '{"version":"4","groupKey":"{}:{alertname=\\"Disk' .. n .. '\\"}","status":"firing","receiver":"opsagent",' ..
-    '"groupLabels":{"alertname":"Disk' .. n .. '"},"commonLabels":{"alertname":"Disk' .. n .. '","severity":"warning"},' ..
-    '"commonAnnotations":{},"externalURL":"http://am:9093","alerts":[{"status":"firing","labels":{"alertname":"Disk' .. n ..
-    '","instance":"db-' .. n .. '"},"annotations":{"summary":"disk filling"},"startsAt":"2026-11-23T10:00:00Z",' ..
-    '"endsAt":"0001-01-01T00:00:00Z","fingerprint":"' .. string.format("%016x", n) .. '"}]}'
+  local id = run .. "-" .. tid .. "-" .. n
+  local body = '{"version":"4","groupKey":"{}:{alertname=\\"Disk' .. id .. '\\"}","status":"firing","receiver":"opsagent",' ..
+    '"groupLabels":{"alertname":"Disk' .. id .. '"},"commonLabels":{"alertname":"Disk' .. id .. '","severity":"warning"},' ..
+    '"commonAnnotations":{},"externalURL":"http://am:9093","alerts":[{"status":"firing","labels":{"alertname":"Disk' .. id ..
+    '","instance":"db-' .. id .. '"},"annotations":{"summary":"disk filling"},"startsAt":"2026-11-23T10:00:00Z",' ..
+    '"endsAt":"0001-01-01T00:00:00Z","fingerprint":"' .. id .. '"}]}'
   return wrk.format("POST", h.path, {["Authorization"] = "Bearer " .. h.secret, ["content-type"] = "application/json"}, body)
 end
 LUA
   echo "$out"
 }
-hl=$(hooks "$lite" "$tl"); h1=$(hooks "$pg1" "$t1")
-ingest() { wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1" | awk '/Requests\/sec/ {r = $2} /^ +99%/ {p = $2} /Non-2xx/ {e = $5}
-    END {printf "%.0f/s p99 %s%s", r, p, (e ? " non-2xx " e : "")}'; }
+hl=$(hooks "$lite" "$tl"); h1=$(hooks "$pg1" "$t1"); [ -z "${BASE:-}" ] || hb=$(hooks "$pgb" "$tb")
+hz=$(getconf CLK_TCK); nrun=0
+ingest() { # addr lua server-pid with-postgres -> throughput, p99, CPU per event (server, PostgreSQL)
+  local s0 g0 out
+  s0=$(ticks "$3"); g0=$(pgticks); nrun=$((nrun + 1))
+  out=$(wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1" -- "run$nrun")
+  echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks) - g0 ))" -v hz="$hz" -v pg="$4" '
+    /requests in/ {n = $1} /Requests\/sec/ {r = $2} /^ +99%/ {p = $2} /Non-2xx/ {e = $5}
+    END {printf "%.0f/s p99 %s%s, CPU/event server %.0f µs", r, p, (e ? " non-2xx " e : ""), s / hz / (n - e) * 1e6
+      if (pg) printf " + PostgreSQL %.0f µs", g / hz / (n - e) * 1e6}'; }
 echo "durable webhook ingest, four Alertmanager webhooks, wrk -t2 -c$((conns * 2)) ${secs}s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
-  echo "round $r: appliance $(ingest "$lite" "$hl") | PostgreSQL 1 server $(ingest "$pg1" "$h1")"
+  line="round $r: appliance $(ingest "$lite" "$hl" "$litepid" "") | PostgreSQL 1 server $(ingest "$pg1" "$h1" "$pg1pid" 1)"
+  [ -z "${BASE:-}" ] || line="$line | PostgreSQL, $BASE $(ingest "$pgb" "$hb" "$pgbpid" 1)"
+  echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
 done
+# What the PostgreSQL server stored: every 2xx above should be one event of its own (no dedupe answers).
+psql -Atq "$url1" -c "SELECT 'PostgreSQL server stored ' || count(*) || ' events, ' || count(DISTINCT body_hash) ||
+  ' distinct bodies; statuses: ' || (SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n
+  FROM webhook_events GROUP BY status) s) FROM webhook_events"

@@ -88,6 +88,11 @@ func nullStr(s string) any {
 	return s
 }
 
+// insertAgentSession: callers use only its error, to abandon the
+// transaction (PostgreSQL pipelines it: pgDeferrable).
+const insertAgentSession = `INSERT INTO agent_sessions (` + agentSessionCols + `)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
 // CreateAgentSessionTx inserts s, filling its id (when empty) and times.
 func CreateAgentSessionTx(ctx context.Context, tx *Tx, s *AgentSession) error {
 	if s.ID == "" {
@@ -104,8 +109,7 @@ func CreateAgentSessionTx(ctx context.Context, tx *Tx, s *AgentSession) error {
 		t := tx.Now
 		s.EndedAt = &t
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO agent_sessions (`+agentSessionCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := tx.ExecContext(ctx, insertAgentSession,
 		s.ID, s.OrgID, s.ProjectID, s.Name, s.Title, s.Summary, s.FirstPrompt, nullStr(s.TaskID), s.TaskName, s.AgentType,
 		s.Source, s.TriggerSource, s.Status, s.Reason, s.Model, nullStr(s.CreatedBy), s.TokensIn, s.TokensOut, s.Cost,
 		s.DurationMS, nullTS(s.StartedAt), nullTS(s.EndedAt), TS(s.LastActivity), TS(s.CreatedAt), TS(s.UpdatedAt))

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -35,6 +36,9 @@ var pgRewrites = []struct {
 	{regexp.MustCompile(`SELECT (\w+\.enabled) AND (\w+\.enabled),`), `SELECT ($1 <> 0 AND $2 <> 0),`},
 	// A substring of a stored hash (tests prove a secret is not kept in clear).
 	{regexp.MustCompile(`instr\((\w+_hash), \?\)`), `position(convert_to(CAST(? AS TEXT), 'UTF8') in $1)`},
+	// SQLite's index hint (a query whose plan must not depend on statistics);
+	// PostgreSQL's planner has its own and no such syntax.
+	{regexp.MustCompile(` INDEXED BY \w+`), ``},
 	// The physical row address, used to delete in bounded batches.
 	{regexp.MustCompile(`\browid\b`), `ctid`},
 }
@@ -160,9 +164,15 @@ func pgError(err error) string {
 // pgRetryable: the transaction lost a serialization race or a deadlock
 // against another transaction (usually another node); running it again is
 // what SQLite's busy retry does.
+// driver.ErrBadConn comes only from a connection that broke before the
+// statement was sent (pgconn.SafeToRetry): with BEGIN queued into the first
+// statement, that is a transaction that never started, and any statements of
+// it already executed were discarded with the session, so running it again
+// on another connection is safe. (A COMMIT whose fate is unknown is not
+// SafeToRetry and is never retried.)
 func pgRetryable(err error) bool {
 	c := pgError(err)
-	return c == "40001" || c == "40P01"
+	return c == "40001" || c == "40P01" || errors.Is(err, driver.ErrBadConn)
 }
 
 // pgUnique: unique_violation (primary keys included).

@@ -380,10 +380,14 @@ func (dc *pgDriverConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 	if opts.ReadOnly {
 		q += " READ ONLY"
 	}
-	if _, err := dc.c.Exec(ctx, q).ReadAll(); err != nil {
-		return nil, dc.fail(err, q)
-	}
-	dc.inTx, dc.pend = true, nil
+	// BEGIN is queued, not sent: it goes with the transaction's first
+	// statement (pgdriver_pipeline.go), one round trip fewer per
+	// transaction. A connection found broken then fails that statement with
+	// driver.ErrBadConn, which Write retries (pgRetryable).
+	dc.inTx, dc.pend = true, &pgPending{}
+	dc.pend.b.ExecParams(q, nil, nil, nil, nil)
+	dc.pend.sql = append(dc.pend.sql, q)
+	dc.pend.begin = true
 	return pgTx{dc: dc}, nil
 }
 
@@ -391,6 +395,10 @@ type pgTx struct{ dc *pgDriverConn }
 
 func (t pgTx) Commit() error {
 	t.dc.inTx = false
+	if p := t.dc.pend; p != nil && p.begin && len(p.sql) == 1 {
+		t.dc.pend = nil // nothing ran: the server never saw the transaction
+		return nil
+	}
 	if t.dc.pend != nil {
 		return t.dc.commitPending()
 	}
@@ -406,8 +414,9 @@ func (t pgTx) Commit() error {
 }
 
 func (t pgTx) Rollback() error {
-	t.dc.inTx, t.dc.pend = false, nil // queued statements are dropped unsent
-	if t.dc.c.IsClosed() {
+	t.dc.inTx, t.dc.pend = false, nil // queued statements (BEGIN too) are dropped unsent
+	// 'I': the server is outside a transaction (BEGIN was never sent).
+	if t.dc.c.IsClosed() || t.dc.c.TxStatus() == 'I' {
 		return nil
 	}
 	_, err := t.dc.c.Exec(context.Background(), "ROLLBACK").ReadAll()

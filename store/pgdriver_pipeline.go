@@ -26,6 +26,7 @@ import (
 var pgDeferrable = map[string]bool{
 	insertWebhookEvent: true, // webhook_event.go, InsertWebhookEvents: `if _, err := ...; err != nil { return err }`
 	insertTimeline:     true, // incident.go, addTimelineTx and the ingest dispatch: the same
+	insertAgentSession: true, // agentsession.go, CreateAgentSessionTx: every caller returns the error
 	// webhook_dispatch.go, the dispatcher's batch: results unused, errors returned.
 	insertIncidentKey:    true,
 	updateIncidentCounts: true,
@@ -46,8 +47,9 @@ const pgMaxPending = 512
 
 // pgPending is a transaction's queued statements.
 type pgPending struct {
-	b   pgconn.Batch
-	sql []string
+	b     pgconn.Batch
+	sql   []string
+	begin bool // the transaction's BEGIN is the first queued statement
 }
 
 // deferredResult answers a queued statement: its row count is not known yet.

@@ -197,14 +197,38 @@ type PendingRun struct {
 	Input string
 }
 
-// FindPendingRuns returns up to limit pending task runs, oldest first.
-func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT r.scheduled_for, r.missed_fires, t.id, t.org_id, t.project_id, t.name,
+// queryPendingRuns reads the oldest pending run of each task, oldest first.
+// A task runs one at a time, so the dispatcher can start no other of its runs
+// in one pass; reading the whole queue instead scanned every queued run per
+// dispatch, and a queueing webhook under an alert storm queues one run per
+// delivery. The recursive part walks the tasks that have a pending session
+// (one seek each in agent_sessions_pending, migration 0140), the scalar
+// subquery picks each one's oldest that is a task run. 'pending' is written
+// out, not bound: a partial index serves only a literal. INDEXED BY holds
+// SQLite to that index (without statistics it took agent_sessions_status and
+// scanned the queue again); PostgreSQL's spelling drops it (pgRewrites).
+const queryPendingRuns = `WITH RECURSIVE queued(task_id) AS (
+		SELECT MIN(task_id) FROM agent_sessions INDEXED BY agent_sessions_pending WHERE status = 'pending'
+		UNION ALL
+		SELECT (SELECT MIN(a.task_id) FROM agent_sessions a INDEXED BY agent_sessions_pending
+			WHERE a.status = 'pending' AND a.task_id > queued.task_id)
+		FROM queued WHERE queued.task_id IS NOT NULL)
+	SELECT r.scheduled_for, r.missed_fires, t.id, t.org_id, t.project_id, t.name,
 		t.description, t.prompt, t.agent_type, t.schedule, t.timezone, t.overlap_policy, t.timeout_seconds, t.max_steps,
 		t.max_cost_usd, s.id, s.trigger_source, s.created_by, s.created_at,
 		CASE WHEN s.trigger_source = 'webhook' THEN s.first_prompt ELSE '' END
-		FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id JOIN tasks t ON t.id = r.task_id
-		WHERE s.status = ? ORDER BY s.created_at, s.id LIMIT ?`, SessionPending, limit)
+		FROM queued
+		JOIN agent_sessions s ON s.id = (SELECT p.id FROM agent_sessions p INDEXED BY agent_sessions_pending
+			JOIN task_runs q ON q.session_id = p.id
+			WHERE p.task_id = queued.task_id AND p.status = 'pending' ORDER BY p.created_at, p.id LIMIT 1)
+		JOIN task_runs r ON r.session_id = s.id JOIN tasks t ON t.id = r.task_id
+		ORDER BY s.created_at, s.id LIMIT ?`
+
+// FindPendingRuns returns the oldest pending run of each task that has one,
+// up to limit, oldest first. A later run of a task is returned once the runs
+// before it left pending (the dispatcher runs again when a run ends).
+func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, error) {
+	rows, err := db.r.QueryContext(ctx, queryPendingRuns, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -91,3 +91,43 @@ func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*A
 	s.active[t.ID] = sess.ID
 	return sess, nil
 }
+
+// RecordWebhookRunTx records a run of task started by a webhook event.
+// input (the alert) becomes the session's first prompt: for a webhook run
+// first_prompt is the event input, which FindPendingRuns hands to the
+// scheduler as PendingRun.Input (the task's own prompt is read from the task
+// when the run starts). key is the run's exactly-once key. For its callers
+// (an approved approval, a missed heartbeat: one decision each, not an
+// alert storm) a disabled task or an active run under overlap_policy skip
+// records a cancelled session, as scheduled fires do; a webhook event's own
+// dispatch records such a skip on the event instead (webhookSkip).
+func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID string) (*AgentSession, error) {
+	if s, err := findRunByKey(ctx, tx, t.OrgID, key); err == nil {
+		return s, nil
+	} else if !IsNotFound(err) {
+		return nil, err
+	}
+	status, reason := SessionPending, ""
+	if !t.Enabled {
+		status, reason = SessionCancelled, "skipped: the task is disabled"
+	} else if t.OverlapPolicy == "skip" {
+		active, err := taskHasActiveRun(ctx, tx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if active {
+			status, reason = SessionCancelled, "skipped: the previous run was still in progress (overlap_policy skip)"
+		}
+	}
+	s, err := recordRunTx(ctx, tx, t, key, TriggerWebhook, status, reason, userID, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if input != "" {
+		s.FirstPrompt = input
+		if _, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET first_prompt = ? WHERE id = ?`, s.FirstPrompt, s.ID); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}

@@ -18,12 +18,12 @@ for f in server/auth_*_test.go server/tenancy_*_test.go server/isolation*_test.g
   server/billing_*_test.go server/channels_*_test.go server/heartbeats_test.go server/maintenance_test.go \
   server/rules_preview_test.go server/postmortems_test.go \
   server/knowledge_test.go server/knowledge_loading_test.go server/memories_test.go \
-  server/pg_cluster_knowledge_test.go server/pg_migrate_test.go; do
+  server/pg_cluster_knowledge_test.go server/pg_migrate_test.go server/pg_cluster_knowledge_feed_test.go; do
   # (the lines before the last two: main's newer features, billing, chat channels, heartbeats,
   # maintenance windows, rules preview and shadow rules, postmortems; isolation*_test.go holds
   # their isolation probes. The last two: knowledge documents and memories, whose documents are rows
   # of the database on PostgreSQL with a per-server index following their change feed, and the
-  # move of an appliance's documents)
+  # move of an appliance's documents; then the feed's exact quota, pruning and org erasures)
   if [ -f "$f" ]; then files+=("$f"); fi   # a file renamed on main drops out instead of failing the run
 done
 names=$(cat "${files[@]}" | sed -n 's/^func \(Test[A-Za-z0-9_]*\).*/\1/p' | sort -u | paste -sd'|')

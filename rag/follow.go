@@ -20,6 +20,18 @@ const feedPage = 500
 func (s *Store) rebuild(ctx context.Context) error {
 	s.followMu.Lock()
 	defer s.followMu.Unlock()
+	return s.rebuildLocked(ctx)
+}
+
+// rebuildLocked is rebuild; the caller holds followMu. The follower also calls it when the feed was pruned
+// past its position (it may have missed deletions), while this server keeps writing.
+func (s *Store) rebuildLocked(ctx context.Context) error {
+	// Read before the feed: whatever was pruned up to here is absent from the read below, which removes
+	// what it does not find; so the follower may start from here even if the feed has nothing above.
+	pruned, err := s.src.PrunedThrough(ctx)
+	if err != nil {
+		return fmt.Errorf("rag: read the document feed: %w", err)
+	}
 	seen := map[string]bool{}
 	var cursor int64
 	for {
@@ -28,7 +40,9 @@ func (s *Store) rebuild(ctx context.Context) error {
 			return fmt.Errorf("rag: read the document feed: %w", err)
 		}
 		for i := range page {
-			seen[page[i].path()] = true
+			if !page[i].Erased {
+				seen[page[i].path()] = true
+			}
 		}
 		if len(page) > 0 {
 			if err := s.apply(page); err != nil {
@@ -46,7 +60,8 @@ func (s *Store) rebuild(ctx context.Context) error {
 	s.mmu.RLock()
 	var gone []string
 	for p := range s.manifest {
-		if !seen[p] {
+		// A document this server wrote after the read above has a higher change number: kept.
+		if !seen[p] && s.seqs[p] <= cursor {
 			gone = append(gone, p)
 		}
 	}
@@ -57,18 +72,31 @@ func (s *Store) rebuild(ctx context.Context) error {
 	if err := b.commit(); err != nil {
 		return err
 	}
-	s.cursor = cursor
+	s.cursor = max(cursor, pruned)
 	return nil
 }
 
-// follow applies the changes made since the last one applied (by any server); one at a time.
+// follow applies the changes made since the last one applied (by any server); one at a time. When the feed
+// was pruned past this server's position (it had stopped following for longer than the retention), the
+// tombstones it had not read are gone: it rebuilds from the documents instead.
 func (s *Store) follow(ctx context.Context) error {
 	s.followMu.Lock()
 	defer s.followMu.Unlock()
 	for {
-		page, err := s.src.Changes(ctx, s.cursor, feedPage)
+		from := s.cursor
+		page, err := s.src.Changes(ctx, from, feedPage)
 		if err != nil {
 			return fmt.Errorf("rag: read the document feed: %w", err)
+		}
+		// Read after the page: a change pruned before the page was read shows here.
+		pruned, err := s.src.PrunedThrough(ctx)
+		if err != nil {
+			return fmt.Errorf("rag: read the document feed: %w", err)
+		}
+		if pruned > from {
+			s.log.Warn("rag: the document feed was pruned past this server's position; rebuilding the index from the documents",
+				"position", from, "pruned_through", pruned)
+			return s.rebuildLocked(ctx)
 		}
 		if len(page) == 0 {
 			return nil
@@ -85,20 +113,30 @@ func (s *Store) follow(ctx context.Context) error {
 
 // apply brings the index up to date with changes (in any order): a change older than the one the index
 // holds for its document is skipped, so the follower never brings back what this server has just written
-// or deleted; a document whose content the index already holds is not re-indexed.
+// or deleted; a document whose content the index already holds is not re-indexed. An erased organization
+// loses every document the index holds of it.
 func (s *Store) apply(changes []SourceDoc) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	erased := map[string]int64{} // org -> the change number of its erasure
+	for i := range changes {
+		if d := &changes[i]; d.Erased {
+			erased[d.Scope.OrgID] = max(erased[d.Scope.OrgID], d.Seq)
+		}
+	}
 	latest := map[string]*SourceDoc{}
 	var order []string
 	s.mmu.RLock()
 	for i := range changes {
 		d := &changes[i]
+		if d.Erased {
+			continue
+		}
 		p := d.path()
-		if d.Seq <= s.seqs[p] {
+		if d.Seq <= s.seqs[p] || d.Seq < erased[d.Scope.OrgID] {
 			continue
 		}
 		if prev, ok := latest[p]; ok {
@@ -110,8 +148,19 @@ func (s *Store) apply(changes []SourceDoc) error {
 		latest[p] = d
 		order = append(order, p)
 	}
+	var dropped []string // documents of erased organizations
+	if len(erased) > 0 {
+		for p := range s.manifest {
+			if es, _, _, ok := location(p); ok && erased[es.OrgID] > s.seqs[p] {
+				dropped = append(dropped, p)
+			}
+		}
+	}
 	s.mmu.RUnlock()
 	b := s.newBatch()
+	for _, p := range dropped {
+		b.remove(p)
+	}
 	for _, p := range order {
 		d := latest[p]
 		if d.Deleted {
@@ -133,6 +182,14 @@ func (s *Store) apply(changes []SourceDoc) error {
 	s.mmu.Lock()
 	for _, p := range order {
 		s.seqs[p] = latest[p].Seq
+	}
+	if len(erased) > 0 {
+		// The organization will write nothing more: what was kept of its documents is dropped too.
+		for p := range s.seqs {
+			if es, _, _, ok := location(p); ok && erased[es.OrgID] > s.seqs[p] {
+				delete(s.seqs, p)
+			}
+		}
 	}
 	s.mmu.Unlock()
 	return nil

@@ -33,6 +33,9 @@ type Source interface {
 	Changes(ctx context.Context, after int64, limit int) ([]SourceDoc, error)
 	// Usage is the size of an organization's live documents: the total and per project ("" for org-wide).
 	Usage(ctx context.Context, orgID string) (total int64, byProject map[string]int64, err error)
+	// PrunedThrough is the highest Seq of the tombstones and erasures removed from the feed so far (0 if
+	// none): a follower that has not read that far may have missed a deletion, and rebuilds instead.
+	PrunedThrough(ctx context.Context) (int64, error)
 }
 
 // SourceDoc is a document, or the tombstone of one, as a Source holds it.
@@ -46,9 +49,12 @@ type SourceDoc struct {
 	Title      string
 	Tags       []string
 	Deleted    bool
-	Create     bool // Put only: refuse to replace a live document
-	Seq        int64
-	ModTime    time.Time
+	// Erased (Changes only): the organization Scope.OrgID is gone, and every document of it; only Seq and
+	// ModTime are set besides.
+	Erased  bool
+	Create  bool // Put only: refuse to replace a live document
+	Seq     int64
+	ModTime time.Time
 }
 
 func (d *SourceDoc) path() string { return path.Join(d.Scope.folder(), d.Collection, d.Name) }

@@ -49,11 +49,11 @@ func TestConsoleAdminWalk(t *testing.T) {
 	}
 	waitJS(t, ctx, "templates", `document.querySelectorAll('#onboarding-template option').length > 1`)
 	js(t, ctx, `(() => { const s = document.querySelector('#onboarding-template'); s.value = s.options[1].value; })()`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#onboarding-form button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#onboarding-form button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the connect-alerts step", `!!document.querySelector('#onboarding-webhook')`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#onboarding-webhook button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#onboarding-webhook button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the secret shown once", `document.querySelector('#webhook-secret')?.value.length > 10`)
@@ -80,16 +80,16 @@ func TestConsoleAdminWalk(t *testing.T) {
 	clickNav(t, ctx, "/webhooks")
 	waitJS(t, ctx, "the webhook list", textHas(`#webhooks-table`, task["name"].(string)))
 	visit(t, ctx, "webhooks", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#webhooks-table tr[data-task-id="`+taskID+`"] a`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#webhooks-table tr[data-task-id="`+taskID+`"] a`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the receiver", `!!document.querySelector('#webhook-test')`)
 	waitJS(t, ctx, "no events yet", textHas(`#webhook-events`, "No events yet"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#webhook-test`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#webhook-test`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the test delivery arrives", `document.querySelectorAll('#events-table tbody tr').length === 1`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#events-table button.inspect`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#events-table button.inspect`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the inspector", textHas(`#event-inspector`, "What it dispatched"))
@@ -100,17 +100,17 @@ func TestConsoleAdminWalk(t *testing.T) {
 
 	// A routing rule: add one, then edit its condition.
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#routing-rules summary`)),
+		click(`#routing-rules summary`),
 		chromedp.SendKeys(q(`#routing-rule-create input[name=name]`), "critical only"),
 		chromedp.SendKeys(q(`#routing-rule-create textarea[name=condition]`), `alert.severity == "critical"`),
-		chromedp.Click(q(`#routing-rule-create button[type=submit]`)),
+		click(`#routing-rule-create button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the routing rule", textHas(`#routing-rules .rules`, "critical only"))
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#routing-rules .rule button.secondary`)),
+		click(`#routing-rules .rule button.secondary`),
 		chromedp.WaitVisible(q(`#routing-rule-edit`)),
 	)
 	if err != nil {
@@ -119,17 +119,17 @@ func TestConsoleAdminWalk(t *testing.T) {
 	// The test delivery is a critical Alertmanager alert: the condition is
 	// tried on it before saving.
 	js(t, ctx, `document.querySelector('#routing-rule-edit textarea[name=condition]').value = 'alert.severity == "page"'`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#routing-rule-edit button.try`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#routing-rule-edit button.try`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "no match", textHas(`#routing-rule-edit .try-result`, "Does not match"))
 	js(t, ctx, `document.querySelector('#routing-rule-edit textarea[name=condition]').value = 'alert.severity in ["critical", "page"]'`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#routing-rule-edit button.try`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#routing-rule-edit button.try`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "a match", textHas(`#routing-rule-edit .try-result`, "Matches this event"))
 	checkA11y(t, ctx, "routing rule editor")
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#routing-rule-edit button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#routing-rule-edit button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the edited routing rule", textHas(`#routing-rules .rules`, `"page"`))
@@ -147,7 +147,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	c.must(201, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "main", "base_url": prom.URL})
 	clickNav(t, ctx, "/settings")
 	for _, tab := range []string{"members", "secrets", "budget", "integrations", "connectors", "network", "rules"} {
-		if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-`+tab))); err != nil {
+		if err := chromedp.Do(ctx, click(`#tab-`+tab)); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, tab+" tab loaded", `!!document.querySelector('#tabpanel h2') && !document.querySelector('#tabpanel .loading')`)
@@ -157,7 +157,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 			err := chromedp.Do(ctx,
 				chromedp.SendKeys(q(`#connector-create input[name=name]`), "web-1"),
 				chromedp.SendKeys(q(`#connector-create input[name=labels]`), "env=prod"),
-				chromedp.Click(q(`#connector-create button[type=submit]`)),
+				click(`#connector-create button[type=submit]`),
 			)
 			if err != nil {
 				t.Fatal(err)
@@ -166,7 +166,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 			waitJS(t, ctx, "the connector listed", textHas(`#connectors-table`, "web-1"))
 			visit(t, ctx, "project-connectors-enrolled", W, H)
 			js(t, ctx, `window.confirm = () => true`)
-			if err := chromedp.Do(ctx, chromedp.Click(q(`#connectors-table button.revoke`))); err != nil {
+			if err := chromedp.Do(ctx, click(`#connectors-table button.revoke`)); err != nil {
 				t.Fatal(err)
 			}
 			waitJS(t, ctx, "revoked", textHas(`#connectors-table`, "revoked"))
@@ -176,7 +176,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 			}
 		}
 		if tab == "integrations" {
-			if err := chromedp.Do(ctx, chromedp.Click(q(`#integrations-table button.check`))); err != nil {
+			if err := chromedp.Do(ctx, click(`#integrations-table button.check`)); err != nil {
 				t.Fatal(err)
 			}
 			waitJS(t, ctx, "the integration reachable", textHas(`#integrations-table .check-result`, "Reachable"))
@@ -191,11 +191,11 @@ func TestConsoleAdminWalk(t *testing.T) {
 
 	// A secret is written and never shown again.
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#tab-secrets`)),
+		click(`#tab-secrets`),
 		chromedp.WaitVisible(q(`#secret-put`)),
 		chromedp.SendKeys(q(`#secret-put input[name=name]`), "DB_PASSWORD"),
 		chromedp.SendKeys(q(`#secret-put input[name=value]`), "hunter2-but-longer"),
-		chromedp.Click(q(`#secret-put button[type=submit]`)),
+		click(`#secret-put button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -205,9 +205,9 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatal("the secret's value is still in the page after saving")
 	}
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#tab-rules`)),
+		click(`#tab-rules`),
 		chromedp.WaitVisible(q(`#tabpanel details summary`)),
-		chromedp.Click(q(`#tabpanel details summary`)),
+		click(`#tabpanel details summary`),
 		chromedp.WaitVisible(q(`#rule-create input[name=pattern]`)),
 		// The form's fields are uncontrolled (read at submit): set, not typed,
 		// since typing needs focus, which a re-render of the freshly opened
@@ -216,17 +216,17 @@ func TestConsoleAdminWalk(t *testing.T) {
 		chromedp.SetValue(q(`#rule-create select[name=effect]`), "require_approval"),
 		chromedp.SetValue(q(`#rule-create input[name=pattern]`), "rm -rf /*"),
 		chromedp.SetValue(q(`#rule-create input[name=description]`), "never wipe a filesystem"),
-		chromedp.Click(q(`#rule-create button[type=submit]`)),
+		click(`#rule-create button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the new rule", textHas(`#rules-list`, "rm -rf /*"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#rules-list button.edit`)), chromedp.WaitVisible(q(`#rule-edit`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#rules-list button.edit`), chromedp.WaitVisible(q(`#rule-edit`))); err != nil {
 		t.Fatal(err)
 	}
 	js(t, ctx, `document.querySelector('#rule-edit input[name=pattern]').value = 'rm -rf *'`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#rule-edit button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#rule-edit button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the edited rule", `document.querySelector('#rules-list .rule-pattern')?.textContent === 'rm -rf *'`)
@@ -238,7 +238,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	}
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#rule-evaluate input[name=command]`), "rm -rf /var/lib"),
-		chromedp.Click(q(`#rule-evaluate button[type=submit]`)),
+		click(`#rule-evaluate button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -250,9 +250,9 @@ func TestConsoleAdminWalk(t *testing.T) {
 	waitJS(t, ctx, "members", textHas(`#org-members`, "admin@example.com"))
 	visit(t, ctx, "org-members", W, H)
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#tab-invitations`)),
+		click(`#tab-invitations`),
 		chromedp.SendKeys(q(`#invite-form input[name=email]`), "new.hire@example.com"),
-		chromedp.Click(q(`#invite-form button[type=submit]`)),
+		click(`#invite-form button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -263,9 +263,9 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatal("no invitation mail")
 	}
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#tab-keys`)),
+		click(`#tab-keys`),
 		chromedp.SendKeys(q(`#api-key-form input[name=name]`), "ci"),
-		chromedp.Click(q(`#api-key-form button[type=submit]`)),
+		click(`#api-key-form button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatalf("the new key answers %v", me)
 	}
 	for _, tab := range []string{"llm", "secrets", "usage"} {
-		if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-`+tab))); err != nil {
+		if err := chromedp.Do(ctx, click(`#tab-`+tab)); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, tab+" tab loaded", `!!document.querySelector('#tabpanel h2') && !document.querySelector('#tabpanel .loading')`)
@@ -295,7 +295,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	// a click that came too early (seen twice in full-suite runs): click
 	// again only while no setup has started.
 	for attempt := 0; ; attempt++ {
-		if err := chromedp.Do(ctx, chromedp.Click(q(`#totp-start`))); err != nil {
+		if err := chromedp.Do(ctx, click(`#totp-start`)); err != nil {
 			t.Fatal(err)
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -309,7 +309,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	secret, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#totp-secret').value`))
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#totp-verify input[name=code]`), totpCode(t, secret, time.Now())),
-		chromedp.Click(q(`#totp-verify button[type=submit]`)),
+		click(`#totp-verify button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +318,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	waitJS(t, ctx, "the TOTP method listed", `!!document.querySelector('#mfa-methods li[data-kind=totp]')`)
 	visit(t, ctx, "account", W, H)
 	addVirtualAuthenticator(t, ctx)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#webauthn-add button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#webauthn-add button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the security key listed", `!!document.querySelector('#mfa-methods li[data-kind=webauthn]')`)
@@ -331,7 +331,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	}
 
 	// Signing in again asks for a second factor; the security key answers.
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#logout`)), chromedp.WaitVisible(q(`#login`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#logout`), chromedp.WaitVisible(q(`#login`))); err != nil {
 		t.Fatal(err)
 	}
 	signIn(t, ctx, base, "admin@example.com")
@@ -339,7 +339,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 		t.Fatalf("the security key offer: %v", err)
 	}
 	checkA11y(t, ctx, "second factor")
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#mfa-webauthn`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#mfa-webauthn`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "signed in with the security key", textHas(`#who`, "admin@example.com"))
@@ -361,7 +361,7 @@ func TestConsoleAdminWalk(t *testing.T) {
 	clickNav(t, ctx, "/audit")
 	waitJS(t, ctx, "the invitation in the audit log", textHas(`#audit-table`, "invit"))
 	waitJS(t, ctx, "the API key in the audit log", textHas(`#audit-table`, "api_key"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#audit-verify`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#audit-verify`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the chain verifies", textHas(`#audit-verify-result`, "Chain intact"))

@@ -30,7 +30,7 @@ func TestConsoleBeyondPages(t *testing.T) {
 	waitJS(t, ctx, "no checks yet", textHas(`#heartbeats-page`, "No heartbeat checks yet"))
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#heartbeat-create input[name=name]`), "nightly backup"),
-		chromedp.Click(q(`#heartbeat-create button[type=submit]`)),
+		click(`#heartbeat-create button[type=submit]`),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +41,11 @@ func TestConsoleBeyondPages(t *testing.T) {
 	}
 	env.newClient().must(200, "POST", pingURL[strings.Index(pingURL, "/api/ping/"):], nil)
 	visit(t, ctx, "heartbeats", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#heartbeat-made button.secondary`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#heartbeat-made button.secondary`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the check listed", textHas(`#heartbeats-table`, "nightly backup"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#heartbeats-table button.pings-show`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#heartbeats-table button.pings-show`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the ping listed", textHas(`#heartbeat-pings`, "success"))
@@ -58,13 +58,13 @@ func TestConsoleBeyondPages(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#window-create input[name=name]`), "db upgrade"),
 		chromedp.SendKeys(q(`#window-create input[name=labels]`), "service=billing"),
-		chromedp.Click(q(`#window-create button[type=submit]`)),
+		click(`#window-create button[type=submit]`),
 	); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the active window", textHas(`#windows-table`, "active"))
 	visit(t, ctx, "maintenance-windows", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#windows-table button.window-end`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#windows-table button.window-end`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the window ended", textHas(`#windows-table`, "inactive"))
@@ -74,7 +74,7 @@ func TestConsoleBeyondPages(t *testing.T) {
 		chromedp.SendKeys(q(`#whatif-form input[name=description]`), "never restart"),
 		chromedp.SendKeys(q(`#whatif-form input[name=tool]`), "run_command"),
 		chromedp.SendKeys(q(`#whatif-form input[name=pattern]`), "*restart*"),
-		chromedp.Click(q(`#whatif-form button[type=submit]`)),
+		click(`#whatif-form button[type=submit]`),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestConsoleBeyondPages(t *testing.T) {
 		chromedp.SendKeys(q(`#shadow-create input[name=description]`), "never restart"),
 		chromedp.SendKeys(q(`#shadow-create input[name=tool]`), "run_command"),
 		chromedp.SendKeys(q(`#shadow-create input[name=pattern]`), "*restart*"),
-		chromedp.Click(q(`#shadow-create button[type=submit]`)),
+		click(`#shadow-create button[type=submit]`),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestConsoleBeyondPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the recorded count", `document.querySelector('#shadow-table button.shadow-show') !== null`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#shadow-table button.shadow-show`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#shadow-table button.shadow-show`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the recorded call", textHas(`#shadow-recorded`, "systemctl restart api"))
@@ -113,12 +113,12 @@ func TestConsoleBeyondPages(t *testing.T) {
 		func(m map[string]any) bool { return m["status"] == "draft" })
 	clickNav(t, ctx, "/postmortems")
 	waitJS(t, ctx, "the draft listed", textHas(`#postmortems-list`, "postmortem-"+inc))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#postmortems-list button.link`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#postmortems-list button.link`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the draft text", `document.querySelector('#postmortem-text')?.value.includes('[incident:`+inc+`]')`)
 	visit(t, ctx, "postmortems", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#postmortem-publish`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#postmortem-publish`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "published", textHas(`#postmortem-draft`, "published"))

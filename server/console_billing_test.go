@@ -35,7 +35,7 @@ func TestConsoleBilling(t *testing.T) {
 
 	js(t, ctx, `document.querySelector('#billing-statements tr[data-period] button').click()`)
 	waitJS(t, ctx, "statement lines", textHas("#statement-"+store.Period(env.clock()), "llm_cost_usd"))
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#plan-roomy`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#plan-roomy`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "switched plan", textHas("#billing-plan", "Roomy"))

@@ -48,7 +48,12 @@ func browser(t *testing.T) (context.Context, context.CancelFunc) {
 		limit = 4 * time.Minute // full-page screenshots at two sizes of every page
 	}
 	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
-	return ctx, func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
+	cancel := func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
+	if err := installFetchTracker(ctx); err != nil { // click waits on it (console_click_test.go)
+		cancel()
+		t.Fatalf("start the browser: %v", err)
+	}
+	return ctx, cancel
 }
 
 // A person signs in to the console in a real browser, then approves a
@@ -71,7 +76,7 @@ func TestConsoleSignInAndApproveCLIGrant(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#login input[name=email]`), "op@example.com"),
 		chromedp.SendKeys(q(`#login input[name=password]`), "correct horse battery"),
-		chromedp.Click(q(`#login button`)),
+		click(`#login button`),
 		chromedp.WaitVisible(q(`#me`)),
 	)
 	if err != nil {
@@ -97,7 +102,7 @@ func TestConsoleSignInAndApproveCLIGrant(t *testing.T) {
 	if err != nil || client != "opsagent CLI" {
 		t.Fatalf("grant page names %q (%v), want the client's name", client, err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#grant-approve`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#grant-approve`)); err != nil {
 		t.Fatalf("click approve: %v", err)
 	}
 	approved, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#grant-result').textContent.startsWith('Approved')`))

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -31,7 +30,7 @@ func TestConsoleChannels(t *testing.T) {
 		chromedp.SendKeys(q(`#channel-create input[name=name]`), "ops-slack"),
 		chromedp.SendKeys(q(`#channel-create input[name=bot_token]`), "xoxb-test-token"),
 		chromedp.SendKeys(q(`#channel-create input[name=signing_secret]`), slackSecret),
-		chromedp.Click(q(`#channel-create button[type=submit]`)),
+		click(`#channel-create button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatalf("connect a channel: %v", err)
@@ -41,14 +40,13 @@ func TestConsoleChannels(t *testing.T) {
 	if len(chs) != 1 || chs[0].(map[string]any)["platform"] != "slack" {
 		t.Fatalf("channels after the form: %v", chs)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`.channel .channel-test`))); err != nil {
+	if err := chromedp.Do(ctx, click(`.channel .channel-test`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the test result", textHas(`.channel-test-result`, "connected as U0LAN0Z89"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`.channel .channel-link`))); err != nil {
+	if err := chromedp.Do(ctx, click(`.channel .channel-link`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "a link code", `(document.querySelector('.channel-code input')?.value || '').startsWith('link OPS-')`)
-	time.Sleep(100 * time.Millisecond)   // let the list settle before the accessibility check
-	visit(t, ctx, "channels", 1200, 900) // axe in both themes, nothing wider than a phone
+	visit(t, ctx, "channels", 1200, 900) // settles, then axe in both themes, nothing wider than a phone
 }

@@ -88,10 +88,12 @@ var shotSizes = []struct {
 // viewport is restored to w x h afterwards.
 func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
 	t.Helper()
+	waitSettled(t, ctx) // what the page loads has arrived and is drawn
 	checkA11y(t, ctx, name)
 	dir := os.Getenv("OPSAGENT_SCREENSHOT_DIR")
 	// The dark theme (system preference) must be as readable as the light one.
 	colorScheme(t, ctx, "dark")
+	waitSettled(t, ctx) // charts redraw in the other theme's colours
 	checkA11y(t, ctx, name+" (dark)")
 	if dir != "" {
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -107,7 +109,7 @@ func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.w, s.h)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond) // charts redraw on resize
+		waitSettled(t, ctx) // charts redraw on resize
 		if s.w < 500 {
 			over, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`document.documentElement.scrollWidth <= window.innerWidth + 1 ? [] :
 				[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
@@ -139,7 +141,7 @@ func visit(t *testing.T, ctx context.Context, name string, w, h int64) {
 // clickNav follows a link of the main navigation.
 func clickNav(t *testing.T, ctx context.Context, href string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#nav a[href="`+href+`"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#nav a[href="`+href+`"]`)); err != nil {
 		t.Fatalf("nav %s: %v", href, err)
 	}
 }

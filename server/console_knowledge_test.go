@@ -32,27 +32,27 @@ func TestConsoleKnowledgeAndIncident(t *testing.T) {
 	clickNav(t, ctx, "/knowledge")
 	waitJS(t, ctx, "an empty knowledge base", textHas(`#knowledge-page`, "No documents yet"))
 	err := chromedp.Do(ctx,
-		chromedp.Click(q(`#knowledge-page details summary`)),
+		click(`#knowledge-page details summary`),
 		chromedp.SendKeys(q(`#document-upload input[name=name]`), "latency.md"),
 		chromedp.SendKeys(q(`#document-upload textarea[name=content]`), "# High latency\n\nRestart the frobnicator on api hosts."),
-		chromedp.Click(q(`#document-upload button[type=submit]`)),
+		click(`#document-upload button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the runbook listed", textHas(`#documents-table`, "latency.md"))
 	visit(t, ctx, "knowledge-documents", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-search`)), chromedp.SendKeys(q(`#tabpanel input[name=q]`), "frobnicator"), chromedp.Click(q(`#tabpanel button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#tab-search`), chromedp.SendKeys(q(`#tabpanel input[name=q]`), "frobnicator"), click(`#tabpanel button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the search hit", textHas(`#search-results`, "High latency"))
 	visit(t, ctx, "knowledge-search", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-documents`)), chromedp.WaitVisible(q(`#documents-table button.secondary`)), chromedp.Click(q(`#documents-table button.secondary`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#tab-documents`), chromedp.WaitVisible(q(`#documents-table button.secondary`)), click(`#documents-table button.secondary`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the editor", `document.querySelector('#document-edit textarea')?.value.includes('frobnicator')`)
 	js(t, ctx, `document.querySelector('#document-edit textarea').value = '# High latency\n\nScale the api deployment.'`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#document-edit button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#document-edit button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the editor closes", `!document.querySelector('#document-editor')`)
@@ -60,16 +60,16 @@ func TestConsoleKnowledgeAndIncident(t *testing.T) {
 	if !strings.Contains(doc["content"].(string), "Scale the api deployment.") {
 		t.Fatalf("runbook after the edit: %v", doc["content"])
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#documents-table button.secondary`)), chromedp.WaitVisible(q(`#document-edit button.danger`)), chromedp.Click(q(`#document-edit button.danger`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#documents-table button.secondary`), chromedp.WaitVisible(q(`#document-edit button.danger`)), click(`#document-edit button.danger`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the runbook deleted", textHas(`#knowledge-page`, "No documents yet"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#tab-memories`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#tab-memories`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the memory", textHas(`#memories-list`, "db1"))
 	visit(t, ctx, "knowledge-memories", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#memories-list button.danger`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#memories-list button.danger`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the memory forgotten", textHas(`#tabpanel`, "No memories yet"))
@@ -81,26 +81,26 @@ func TestConsoleKnowledgeAndIncident(t *testing.T) {
 	f.dispatch(t)
 	clickNav(t, ctx, "/incidents")
 	waitJS(t, ctx, "the incident", `!!document.querySelector('#incidents-list .incident h2 a')`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#incidents-list .incident h2 a`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#incidents-list .incident h2 a`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the incident's timeline", textHas(`#incident-timeline`, "alert"))
 	visit(t, ctx, "incident", W, H)
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#incident-note textarea`), "paged the api team"),
-		chromedp.Click(q(`#incident-note button[type=submit]`)),
+		click(`#incident-note button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the note", textHas(`#incident-timeline`, "paged the api team"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#incident-ack`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#incident-ack`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "acknowledged", textHas(`#incident-page .heading`, "acknowledged"))
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#incident-resolve textarea`), "scaled the api deployment"),
-		chromedp.Click(q(`#incident-resolve button[type=submit]`)),
+		click(`#incident-resolve button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ func signIn(t *testing.T, ctx context.Context, url, email string) {
 		chromedp.WaitVisible(chromedp.CSS(`#login`)),
 		chromedp.SendKeys(chromedp.CSS(`#login input[name=email]`), email),
 		chromedp.SendKeys(chromedp.CSS(`#login input[name=password]`), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#login button`)),
+		click(`#login button`),
 	)
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
@@ -36,19 +36,19 @@ func TestConsoleRegisterAndSecondFactor(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(q(`#signup-offer`)),
-		chromedp.Click(q(`#signup-offer a`)),
+		click(`#signup-offer a`),
 		chromedp.WaitVisible(q(`#register`)),
 		chromedp.SendKeys(q(`#register input[name=name]`), "New Person"),
 		chromedp.SendKeys(q(`#register input[name=email]`), "new@example.com"),
 		chromedp.SendKeys(q(`#register input[name=password]`), "correct horse battery"),
-		chromedp.Click(q(`#register button[type=submit]`)),
+		click(`#register button[type=submit]`),
 		chromedp.WaitVisible(q(`#me`)),
 	)
 	if err != nil {
 		t.Fatalf("register: %v", err)
 	}
 	waitJS(t, ctx, "signed in as the new account", textHas(`#who`, "new@example.com"))
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#logout`)), chromedp.WaitVisible(q(`#login`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#logout`), chromedp.WaitVisible(q(`#login`))); err != nil {
 		t.Fatalf("sign out: %v", err)
 	}
 
@@ -59,7 +59,7 @@ func TestConsoleRegisterAndSecondFactor(t *testing.T) {
 		chromedp.WaitVisible(q(`#mfa`)),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#mfa select[name=method]').value = 'backup_code'`),
 		chromedp.SendKeys(q(`#mfa input[name=code]`), "not-a-code"),
-		chromedp.Click(q(`#mfa button[type=submit]`)),
+		click(`#mfa button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatalf("second factor form: %v", err)
@@ -68,7 +68,7 @@ func TestConsoleRegisterAndSecondFactor(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#mfa input[name=code]').value = ''`),
 		chromedp.SendKeys(q(`#mfa input[name=code]`), backup[0]),
-		chromedp.Click(q(`#mfa button[type=submit]`)),
+		click(`#mfa button[type=submit]`),
 		chromedp.WaitVisible(q(`#me`)),
 	)
 	if err != nil {
@@ -91,11 +91,11 @@ func TestConsoleTasks(t *testing.T) {
 	signIn(t, ctx, env.URL, "op@example.com")
 	err := chromedp.Do(ctx,
 		chromedp.WaitVisible(q(`#nav`)),
-		chromedp.Click(q(`#nav a[href="/tasks"]`)),
+		click(`#nav a[href="/tasks"]`),
 		chromedp.WaitVisible(q(`#task-create`)),
 		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('#template-select'); s.value = s.querySelector('optgroup option').value; s.dispatchEvent(new Event('change')); })()`),
 		chromedp.SendKeys(q(`#task-create input[name=name]`), "nightly check"),
-		chromedp.Click(q(`#task-create button[type=submit]`)),
+		click(`#task-create button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatalf("create a task: %v", err)
@@ -110,7 +110,7 @@ func TestConsoleTasks(t *testing.T) {
 	id := task["id"].(string)
 	row := `#tasks-table tr[data-task-id="` + id + `"]`
 	for _, want := range []bool{!task["enabled"].(bool), task["enabled"].(bool)} {
-		if err := chromedp.Do(ctx, chromedp.Click(q(row+` button[aria-pressed]`))); err != nil {
+		if err := chromedp.Do(ctx, click(row+` button[aria-pressed]`)); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, "the toggle flips", `document.querySelector(`+jsString(row+` button[aria-pressed]`)+`)?.getAttribute('aria-pressed') === `+jsString(map[bool]string{true: "true", false: "false"}[want]))
@@ -119,17 +119,17 @@ func TestConsoleTasks(t *testing.T) {
 		}
 	}
 	if !task["enabled"].(bool) {
-		if err := chromedp.Do(ctx, chromedp.Click(q(row+` button[aria-pressed]`))); err != nil {
+		if err := chromedp.Do(ctx, click(row+` button[aria-pressed]`)); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, "enabled for the run", `document.querySelector(`+jsString(row+` button[aria-pressed]`)+`)?.getAttribute('aria-pressed') === 'true'`)
 	}
-	err = chromedp.Do(ctx, chromedp.Click(q(row+` button:not([aria-pressed])`)))
+	err = chromedp.Do(ctx, click(row+` button:not([aria-pressed])`))
 	if err != nil {
 		t.Fatalf("run now: %v", err)
 	}
 	waitJS(t, ctx, "the run is linked", `!!document.querySelector('#view [role=status] a[href^="/sessions/"]')`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#view [role=status] a[href^="/sessions/"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#view [role=status] a[href^="/sessions/"]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the run's answer", textHas(`#session-log`, "All checks passed."))
@@ -140,18 +140,18 @@ func TestConsoleTasks(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/tasks"),
 		chromedp.WaitVisible(q(row+` button.open`)),
-		chromedp.Click(q(row+` button.open`)),
+		click(row+` button.open`),
 		chromedp.WaitVisible(q(`#task-edit`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	js(t, ctx, `(() => { const f = document.querySelector('#task-edit'); f.elements.schedule.value = '30 2 * * *'; f.elements.timezone.value = 'Europe/Paris'; })()`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#task-edit button.preview`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#task-edit button.preview`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "five next fires", `document.querySelectorAll('#task-edit .next-runs li').length === 5 && document.querySelector('#task-edit .next-runs li').textContent.includes('T02:30:00')`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#task-edit button[type=submit]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#task-edit button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "saved", textHas(`#tasks-notice`, "Saved"))
@@ -159,19 +159,19 @@ func TestConsoleTasks(t *testing.T) {
 		t.Fatalf("task after the edit: %v", got)
 	}
 	checkA11y(t, ctx, "tasks")
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#task-clone`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#task-clone`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the clone", `document.querySelectorAll('#tasks-table tbody tr').length === 2`)
 	js(t, ctx, `document.querySelectorAll('#tasks-table tbody tr').forEach(r => { if (r.dataset.taskId !== `+jsString(id)+`) r.querySelector('input[type=checkbox]').click(); })`)
 	js(t, ctx, `window.confirm = () => true`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#tasks-bulk-delete`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#tasks-bulk-delete`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the clone deleted", `document.querySelectorAll('#tasks-table tbody tr').length === 1`)
 
 	// The incidents page answers for a project that has none.
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/incidents"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#nav a[href="/incidents"]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "an empty incidents list", textHas(`#incidents-list`, "No incidents."))

@@ -58,7 +58,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 		chromedp.WaitVisible(q(`#login`)),
 		chromedp.SendKeys(q(`#login input[name=email]`), "op@example.com"),
 		chromedp.SendKeys(q(`#login input[name=password]`), "correct horse battery"),
-		chromedp.Click(q(`#login button`)),
+		click(`#login button`),
 		chromedp.WaitVisible(q(`#nav`)),
 	)
 	if err != nil {
@@ -69,22 +69,22 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	// Wait for the template list too: it loads after the form and pushes the
 	// buttons down, and a click aimed before that lands on empty space.
 	waitJS(t, ctx, "the onboarding wizard", `!!document.querySelector('#onboarding-form button.secondary') && document.querySelectorAll('#onboarding-template option').length > 1`)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#onboarding-form button.secondary`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#onboarding-form button.secondary`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "skipped to projects", `!!document.querySelector('#project-create')`)
 	if got := c.must(200, "GET", "/api/onboarding/status", nil).JSON()["status"]; got != "skipped" {
 		t.Fatalf("onboarding after skip: %v", got)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/chat"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#nav a[href="/chat"]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the chat asks for a project", textHas(`#view`, "Choose a project"))
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#nav a[href="/projects"]`)),
+		click(`#nav a[href="/projects"]`),
 		chromedp.WaitVisible(q(`#project-create`)),
 		chromedp.SendKeys(q(`#project-name`), "prod"),
-		chromedp.Click(q(`#project-create button[type=submit]`)),
+		click(`#project-create button[type=submit]`),
 	)
 	if err != nil {
 		t.Fatalf("create a project: %v", err)
@@ -102,10 +102,10 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 
 	// Chat: the streamed text, the tool call and the approval request appear.
 	err = chromedp.Do(ctx,
-		chromedp.Click(q(`#nav a[href="/chat"]`)),
+		click(`#nav a[href="/chat"]`),
 		chromedp.WaitVisible(q(`#chat-message`)),
 		chromedp.SendKeys(q(`#chat-message`), "say hello on the server"),
-		chromedp.Click(q(`#chat-send`)),
+		click(`#chat-send`),
 	)
 	if err != nil {
 		t.Fatalf("send a chat message: %v", err)
@@ -126,7 +126,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/chat/"+sid) {
 		t.Fatalf("chat URL %q (%v), want it to name the session", loc, err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/sessions"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#nav a[href="/sessions"]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the session in the list", `!!document.querySelector('#sessions-table a[href="/sessions/`+sid+`"]')`)
@@ -134,13 +134,13 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	checkA11y(t, ctx, "sessions")
 
 	// Approvals: approve the pending command; the agent resumes and ends.
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#nav a[href="/approvals"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#nav a[href="/approvals"]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the pending approval", textHas(`#approvals-list .approval`, echoHello))
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(q(`#approvals-list .approval .decision input[name=comment]`), "go ahead"),
-		chromedp.Click(q(`#approvals-list .approval .decision button.approve`)),
+		click(`#approvals-list .approval .decision button.approve`),
 	)
 	if err != nil {
 		t.Fatalf("approve: %v", err)
@@ -153,7 +153,7 @@ func TestConsoleChatSessionsAndApprovals(t *testing.T) {
 	}
 
 	// The session page follows the resumed turn to its end.
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#approvals-list .approval a[href="/sessions/`+sid+`"]`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#approvals-list .approval a[href="/sessions/`+sid+`"]`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the final answer in the transcript", textHas(`#session-log`, "Done: it printed hello."))

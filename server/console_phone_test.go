@@ -25,7 +25,6 @@ func TestConsolePhoneApproveAndRemember(t *testing.T) {
 
 	ctx, cancel := browser(t)
 	defer cancel()
-	q := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	const W, H = 390, 844
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(W, H, chromedp.EmulateMobile)); err != nil {
 		t.Fatal(err)
@@ -33,7 +32,7 @@ func TestConsolePhoneApproveAndRemember(t *testing.T) {
 	signIn(t, ctx, base, "oncall@example.com")
 	waitJS(t, ctx, "the dashboard counts the approval", textHas(`#tile-approvals`, "1"))
 	visit(t, ctx, "oncall-dashboard", W, H)
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#tile-approvals a`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#tile-approvals a`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the pending approval", textHas(`#approvals-list .approval`, command))
@@ -41,7 +40,7 @@ func TestConsolePhoneApproveAndRemember(t *testing.T) {
 	if wide, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`)); wide {
 		t.Fatal("the approvals page scrolls sideways on a phone")
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#approvals-list button.remember`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#approvals-list button.remember`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the rule is shown first", textHas(`#approvals-list .rule-preview`, command))
@@ -49,7 +48,7 @@ func TestConsolePhoneApproveAndRemember(t *testing.T) {
 	if rules := c.must(200, "GET", "/api/rules", nil).JSON()["items"].([]any); len(rules) != 0 {
 		t.Fatalf("a rule exists before the confirmation: %v", rules)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(q(`#approvals-list button.confirm-remember`))); err != nil {
+	if err := chromedp.Do(ctx, click(`#approvals-list button.confirm-remember`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "approved with a rule", textHas(`#approvals-list .approval`, "A rule now pre-approves it."))

@@ -40,6 +40,11 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	if err := r.Add("channel-deliveries", "@every 1h", s.PurgeChannelDeliveries); err != nil {
 		return err
 	}
+	if s.db.Shared() { // only a shared database has a knowledge feed (knowledge_prune.go)
+		if err := r.Add("knowledge-feed-prune", "@every 1h", s.pruneKnowledgeFeed); err != nil {
+			return err
+		}
+	}
 	return r.Add("purge-expired", "@every 1h", s.purgeExpired)
 }
 

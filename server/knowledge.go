@@ -204,7 +204,8 @@ func (s *Server) handleCreateDocument(c *Ctx) error {
 		return err
 	}
 	// Create, not Put: another server may create the same name between the check above and this write.
-	d, err := s.rag.Create(c.Context(), scope, req.Collection, req.Name, []byte(req.Content), tags)
+	// On a cluster the quota is checked again in the write's transaction (knowledgeQuota).
+	d, err := s.rag.Create(s.knowledgeQuota(c), scope, req.Collection, req.Name, []byte(req.Content), tags)
 	if err != nil {
 		return ragError(err, "body")
 	}
@@ -252,7 +253,7 @@ func (s *Server) handleUpdateDocument(c *Ctx) error {
 	if req.Tags != nil {
 		tags = append([]string{}, *req.Tags...)
 	}
-	d, err := s.rag.Put(c.Context(), scope, q.Collection, q.Name, []byte(req.Content), tags)
+	d, err := s.rag.Put(s.knowledgeQuota(c), scope, q.Collection, q.Name, []byte(req.Content), tags)
 	if err != nil {
 		return ragError(err, "body")
 	}
@@ -336,4 +337,14 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// knowledgeQuota is the request's context carrying the org's knowledge
+// storage check for a document write to the database (PostgreSQL): there
+// CheckKnowledge's usage may already be passed by an upload on another
+// server, so the store checks again on the usage it reads in the write's
+// own transaction (store.WithKnowledgeQuota). Files (the appliance) are
+// written under LockKnowledge and ignore it.
+func (s *Server) knowledgeQuota(c *Ctx) context.Context {
+	return store.WithKnowledgeQuota(c.Context(), s.billing.KnowledgeQuota(c.OrgID()))
 }

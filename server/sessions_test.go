@@ -63,14 +63,30 @@ func TestSessionCancelViewersAndConflicts(t *testing.T) {
 
 	var wg sync.WaitGroup
 	views := make([][]sseEvent, 3)
+	attached := make(chan struct{}, len(views))
 	for i := range views {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, views[i] = c.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, nil)
+			first := true
+			_, views[i] = c.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, func(sseEvent) bool {
+				if first {
+					first = false
+					attached <- struct{}{}
+				}
+				return false
+			})
 		}()
 	}
-	time.Sleep(100 * time.Millisecond) // let the viewers attach to the live turn
+	// Every viewer follows the live turn before the cancel: one that has
+	// read the run's first event subscribed while it ran.
+	for range views {
+		select {
+		case <-attached:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a viewer never read the run's first event")
+		}
+	}
 	d := c.must(200, "POST", "/api/sessions/"+sid+"/cancel", nil).JSON()
 	if d["status"] != "cancelled" || !strings.Contains(d["reason"].(string), "cancel@example.com") {
 		t.Fatalf("cancelled session: %v", d)

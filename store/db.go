@@ -60,6 +60,8 @@ type DB struct {
 	// (BumpMonthlyWithin in billing_monthly.go), used under boundsMu.
 	monthCounts map[string]int64
 	monthPeriod string
+	// ckpt checkpoints the WAL off the writer's path (checkpoint.go); nil on PostgreSQL.
+	ckpt *checkpointer
 	// nstmts counts the list statements readRows added to stmts (bounded).
 	nstmts atomic.Int64
 	// nhot counts the statements writeHot prepared (bounded).
@@ -110,6 +112,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// changes nothing until a one-off VACUUM (deploy/README.md).
 	q.Add("_pragma", "auto_vacuum(INCREMENTAL)")
 	q.Set("_txlock", "immediate")
+	for _, p := range writerPragmas {
+		q.Add("_pragma", p)
+	}
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit))
 	dsn := "file:" + path + "?" + q.Encode()
 	w, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -140,6 +146,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if db.ckpt, err = startCheckpointer(path, pragmas); err != nil {
+		db.Close()
+		return nil, err
+	}
 	db.initCaches()
 	// Hook the writer now, so the caches work before the first write.
 	if conn, err := w.Conn(ctx); err == nil {
@@ -156,6 +166,9 @@ func (db *DB) Close() error {
 	if db.locks != nil {
 		db.closeRuns()
 		db.locks.Close()
+	}
+	if db.ckpt != nil {
+		db.ckpt.close()
 	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }
@@ -273,6 +286,9 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 			return err
 		}
 		defer conn.Close()
+		if db.ckpt != nil {
+			db.ckpt.bound() // holding the writer: no write starts meanwhile
+		}
 		db.hookWriter(conn)
 		defer db.tg.txEnded()
 		stx, err = conn.BeginTx(ctx, db.txOpts)
@@ -301,6 +317,9 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	if err := stx.Commit(); err != nil {
 		return err
+	}
+	if db.ckpt != nil {
+		db.ckpt.committed()
 	}
 	for _, f := range tx.onCommit {
 		f()

@@ -58,6 +58,14 @@ func (db *DB) ProcessErasures(ctx context.Context, limit int) ([]ErasedUser, err
 		}
 		rows.Close()
 		for _, r := range reqs {
+			// The knowledge indexes of every server learn of the orgs' end from the feed.
+			orgs, err := soloOrgsTx(ctx, tx, r.user)
+			if err != nil {
+				return err
+			}
+			if err := recordKnowledgeErasuresTx(ctx, tx, orgs); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM organizations WHERE id IN (
 				SELECT org_id FROM org_members WHERE user_id = ?) AND (SELECT COUNT(*) FROM org_members m WHERE m.org_id = organizations.id) = 1`, r.user); err != nil {
 				return err
@@ -73,4 +81,24 @@ func (db *DB) ProcessErasures(ctx context.Context, limit int) ([]ErasedUser, err
 		return nil
 	})
 	return done, err
+}
+
+// soloOrgsTx lists the orgs whose only member is userID: those the erasure
+// deletes with the user.
+func soloOrgsTx(ctx context.Context, tx *Tx, userID string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM organizations WHERE id IN (
+		SELECT org_id FROM org_members WHERE user_id = ?) AND (SELECT COUNT(*) FROM org_members m WHERE m.org_id = organizations.id) = 1`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -76,22 +77,40 @@ func (db *DB) FindIncident(ctx context.Context, orgID, projectID, id string) (*I
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, at, kind, actor, text, data FROM incident_timeline WHERE incident_id = ?
+	// LIMIT counts rows, each one entry and its follow-ups (which sort
+	// right after it): the first 1000 rows hold at least the first 1000
+	// entries.
+	rows, err := db.r.QueryContext(ctx, `SELECT id, at, kind, actor, text, data, follow FROM incident_timeline WHERE incident_id = ?
 		ORDER BY at, id LIMIT 1000`, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
 	tl := []TimelineEntry{}
-	for rows.Next() {
+	for rows.Next() && len(tl) < 1000 {
 		var e TimelineEntry
 		var at string
-		var actor sql.NullString
-		if err := rows.Scan(&e.ID, &at, &e.Kind, &actor, &e.Text, &e.Data); err != nil {
+		var actor, follow sql.NullString
+		if err := rows.Scan(&e.ID, &at, &e.Kind, &actor, &e.Text, &e.Data, &follow); err != nil {
 			return nil, nil, err
 		}
 		e.At, e.Actor = ParseTS(at), actor.String
 		tl = append(tl, e)
+		if follow.Valid {
+			var more []struct {
+				ID, Kind, Text string
+				Data           json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(follow.String), &more); err != nil {
+				return nil, nil, err
+			}
+			for _, m := range more {
+				tl = append(tl, TimelineEntry{ID: m.ID, At: e.At, Kind: m.Kind, Text: m.Text, Data: string(m.Data)})
+			}
+		}
+	}
+	if len(tl) > 1000 {
+		tl = tl[:1000]
 	}
 	return inc, tl, rows.Err()
 }

@@ -23,8 +23,11 @@ type KnowledgeDoc struct {
 	Title      string
 	Tags       []string
 	Deleted    bool
-	Seq        int64
-	UpdatedAt  time.Time
+	// Erased (the change feed only): the organization OrgID was erased, and every document of it with
+	// it; the other fields but Seq and UpdatedAt are empty.
+	Erased    bool
+	Seq       int64
+	UpdatedAt time.Time
 	// CreateOnly (PutKnowledgeDoc): a live document of that name is a conflict, not replaced.
 	CreateOnly bool
 }
@@ -48,9 +51,24 @@ const knowledgeCols = `org_id, project_id, collection, name, size, sha256, title
 
 // PutKnowledgeDoc creates or replaces a document (reviving a tombstone) with a
 // new change number; it fills d.Seq and d.UpdatedAt. With d.CreateOnly a live
-// document of that name is a conflict (EConflict, nothing written).
+// document of that name is a conflict (EConflict, nothing written). When ctx
+// carries a KnowledgeQuota (WithKnowledgeQuota), the write is checked
+// against it in its own transaction.
 func (db *DB) PutKnowledgeDoc(ctx context.Context, d *KnowledgeDoc) error {
+	q := knowledgeQuotaOf(ctx)
+	if q != nil {
+		unlock, err := db.lockKnowledgeQuota(ctx, d.OrgID)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	return db.writeIn(ctx, func(tx *Tx) error {
+		if q != nil {
+			if err := checkKnowledgeQuotaTx(ctx, tx, q, d); err != nil {
+				return err
+			}
+		}
 		seq, err := nextKnowledgeSeq(ctx, tx)
 		if err != nil {
 			return err
@@ -130,18 +148,6 @@ func (db *DB) ListKnowledgeDocs(ctx context.Context, orgID, projectID, collectio
 	return scanKnowledgeDocs(rows, false)
 }
 
-// KnowledgeChanges is the change feed: the documents and tombstones of every
-// tenant whose change number is above after, in that order, with their
-// content, at most limit. A server's index follows it; it is never served.
-func (db *DB) KnowledgeChanges(ctx context.Context, after int64, limit int) ([]KnowledgeDoc, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+knowledgeCols+`, content FROM knowledge_documents
-		WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return scanKnowledgeDocs(rows, true)
-}
-
 // KnowledgeBytes is the size of an organization's live documents: the total
 // and per project ("" for its org-wide documents).
 func (db *DB) KnowledgeBytes(ctx context.Context, orgID string) (int64, map[string]int64, error) {
@@ -180,6 +186,7 @@ func scanKnowledgeDoc(r rowScanner, withContent bool) (*KnowledgeDoc, error) {
 		d.Tags = strings.Split(tags, ",")
 	}
 	d.Deleted = deleted != 0
+	d.Erased = deleted == erasedMark
 	d.UpdatedAt = ParseTS(updated)
 	return &d, nil
 }

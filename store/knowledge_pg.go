@@ -16,11 +16,16 @@ const knowledgeFeedLock = "opsagent:knowledge-feed"
 // releases its locks): writers commit in the order of their numbers. Only
 // knowledge writes take it, and they are few.
 //
-// On SQLite the one writer connection already orders them.
+// On SQLite the one writer connection already orders them; the highest
+// number ever taken may have been pruned (a tombstone), so pruned_through
+// counts too: a number is never taken twice.
 func nextKnowledgeSeq(ctx context.Context, tx *Tx) (int64, error) {
 	var seq int64
 	if !tx.db.pg {
-		err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM knowledge_documents`).Scan(&seq)
+		err := tx.QueryRowContext(ctx, `SELECT MAX(n) + 1 FROM (
+			SELECT COALESCE(MAX(seq), 0) AS n FROM knowledge_documents
+			UNION ALL SELECT COALESCE(MAX(seq), 0) FROM knowledge_erasures
+			UNION ALL SELECT pruned_through FROM knowledge_feed_state) taken`).Scan(&seq)
 		return seq, err
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, lockKey(knowledgeFeedLock)); err != nil {

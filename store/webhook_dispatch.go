@@ -152,6 +152,7 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 		return suppressOutcome(e, p.Window), nil
 	}
 	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}, Status: EventDispatched}
+	st.followRow = 0 // entries follow only this event's own alert entry
 	var inc *Incident
 	if c := p.Correlation; c != nil && p.Error == "" {
 		var joined bool
@@ -181,15 +182,21 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 	case p.NoMatch && o.Status != EventCorrelated:
 		o.Status = EventNoMatch
 	}
-	if len(p.Targets) > 0 && p.RenderInput != nil {
-		in := p.RenderInput()
-		for i := range p.Targets {
-			p.Targets[i].Input = in
+	// The input is rendered only for a target that records a run or opens
+	// an approval: in an alert storm under overlap_policy skip most targets
+	// are skipped, and rendering each event's input was a twentieth of the
+	// dispatch.
+	var input *string
+	render := func() string {
+		if input == nil {
+			in := p.RenderInput()
+			input = &in
 		}
+		return *input
 	}
 	approvals, skips := 0, 0
-	for _, t := range p.Targets {
-		it, err := dispatchTargetTx(ctx, st, e, t, inc)
+	for i := range p.Targets {
+		it, err := dispatchTargetTx(ctx, st, e, &p.Targets[i], inc, p.RenderInput != nil, render)
 		if err != nil {
 			return o, err
 		}
@@ -212,9 +219,16 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 	return o, markObserveOnlyTx(ctx, tx, &o, p.Window)
 }
 
-// dispatchTargetTx records a run (or opens an approval) for one target.
-func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t DispatchTarget, inc *Incident) (DispatchItem, error) {
+// dispatchTargetTx records a run (or opens an approval) for one target;
+// with rendered, its Input is render() and is set only when used.
+func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t *DispatchTarget, inc *Incident,
+	rendered bool, render func() string) (DispatchItem, error) {
 	tx := st.tx
+	useInput := func() {
+		if rendered {
+			t.Input = render()
+		}
+	}
 	it := DispatchItem{TaskID: t.TargetTaskID, RuleID: t.RuleID}
 	task, err := st.task(ctx, e.OrgID, e.ProjectID, t.TargetTaskID)
 	if IsNotFound(err) {
@@ -225,6 +239,7 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t Dispa
 		return it, err
 	}
 	if t.RequiresApproval {
+		useInput()
 		subject, _ := json.Marshal(map[string]any{"event_id": e.ID, "webhook_task_id": e.TaskID, "rule_id": t.RuleID,
 			"target_task_id": t.TargetTaskID, "target_task_name": task.Name, "input": t.Input})
 		a := &Approval{OrgID: e.OrgID, ProjectID: e.ProjectID, Kind: ApprovalWebhookEvent, Subject: string(subject),
@@ -235,7 +250,7 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t Dispa
 		}
 		it.Kind, it.ID, it.Status = "approval", a.ID, ApprovalPending
 		if inc != nil {
-			err = addTimelineTx(ctx, tx, inc.ID, "approval", "", a.Title, `{"approval_id":"`+a.ID+`"}`)
+			st.followUp(inc.ID, "approval", a.Title, `{"approval_id":"`+a.ID+`"}`)
 		}
 		return it, err
 	}
@@ -250,10 +265,11 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t Dispa
 			if activeID != "" {
 				data = `{"session_id":"` + activeID + `"}`
 			}
-			err = addTimelineTx(ctx, tx, inc.ID, "skipped", "", "agent run of "+task.Name+" skipped: "+skip, data)
+			st.followUp(inc.ID, "skipped", "agent run of "+task.Name+" skipped: "+skip, data)
 		}
-		return it, err
+		return it, nil
 	}
+	useInput()
 	s, err := st.recordRun(ctx, task, "webhook:"+e.ID+":"+orDefault(t.RuleID, "task")+":"+task.ID, t.Input)
 	if err != nil {
 		return it, err
@@ -262,12 +278,11 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t Dispa
 	if inc != nil {
 		if inc.SessionID == "" {
 			// Written with the batch's counters (flushIncidents).
-			inc.SessionID = s.ID
-			st.delta(inc.ID).sessionID = s.ID
+			st.setSession(inc, s.ID)
 		}
-		err = addTimelineTx(ctx, tx, inc.ID, "session", "", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
+		st.followUp(inc.ID, "session", "agent run of "+task.Name, `{"session_id":"`+s.ID+`"}`)
 	}
-	return it, err
+	return it, nil
 }
 
 func quoteName(s string) string {
@@ -323,9 +338,17 @@ func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID
 }
 
 // Correlation's statements (prepared on the writer connection by ingest).
-var queryOpenIncidentByKey = `SELECT ` + prefixed("i.", incidentCols) + ` FROM incident_keys k
+// The lookup by key selects the incident's id only: in a storm of distinct
+// groups nearly every lookup misses, and a miss of the 20-column form cost
+// the driver its column names and types for every event; a hit reads the
+// incident by id (once per batch and key: st.open).
+var queryOpenIncidentByKey = `SELECT k.incident_id FROM incident_keys k
 	JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'
 	AND i.last_alert_at >= ? ORDER BY i.last_alert_at DESC LIMIT 1`
+
+var queryIncidentByID = `SELECT ` + incidentCols + ` FROM incidents WHERE id = ?`
+
+func init() { ingestStmts = append(ingestStmts, queryIncidentByID) }
 
 const (
 	insertIncidentKey    = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`
@@ -347,14 +370,18 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 			inc = i // joined earlier in this batch: still open, within its window
 			break
 		}
-		i, err := scanIncident(st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since))
-		if err == nil {
-			inc = i
-			break
+		var id string
+		err := st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
 		}
-		if !IsNotFound(err) {
+		if err == nil {
+			inc, err = scanIncident(st.queryRow(ctx, queryIncidentByID, id))
+		}
+		if err != nil {
 			return nil, false, err
 		}
+		break
 	}
 	joined := inc != nil
 	if inc == nil {
@@ -364,40 +391,31 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		inc = &Incident{ID: NewID(), OrgID: e.OrgID, ProjectID: e.ProjectID, TaskID: e.TaskID, Provider: e.Provider,
 			Title: c.Title, Severity: c.Severity, Status: IncidentTriggered, OpenedAt: tx.Now, LastAlertAt: tx.Now,
 			CreatedAt: tx.Now, UpdatedAt: tx.Now}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO incidents (`+incidentCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			inc.ID, inc.OrgID, inc.ProjectID, nullStr(inc.TaskID), inc.Provider, inc.Title, inc.Severity, inc.Status, 0, 0, nil,
-			TS(inc.OpenedAt), TS(inc.LastAlertAt), nil, nil, nil, nil, "", TS(inc.CreatedAt), TS(inc.UpdatedAt)); err != nil {
-			return nil, false, err
-		}
+		st.openIncident(inc) // inserted by the flush, with its final counters
 	}
 	alerts, err := newAlertsTx(ctx, st, inc.ID, c)
 	if err != nil {
 		return nil, false, err
 	}
-	inc.AlertCount += alerts
-	inc.EventCount++
-	inc.LastAlertAt = tx.Now
-	d := st.delta(inc.ID)
-	d.alerts += alerts
-	d.events++
+	st.counted(inc, alerts)
 	for _, k := range c.Keys {
 		mk := e.ProjectID + "\x00" + k
 		if st.open[mk] == inc {
 			continue
 		}
-		if _, err := st.exec(ctx, insertIncidentKey, e.ProjectID, k, inc.ID); err != nil {
-			return nil, false, err
-		}
+		st.addKey(e.ProjectID, k, inc)
 		st.open[mk] = inc
 	}
 	// What json.Marshal of {alerts, event_id, event_type} gives, without
 	// validating and compacting the alerts JSON again for every event.
 	typ, _ := json.Marshal(e.Type)
-	data := `{"alerts":` + orJSON(c.Alerts, "[]") + `,"event_id":"` + e.ID + `","event_type":` + string(typ) + `}`
-	if _, err := st.exec(ctx, insertTimeline, NewID(), inc.ID, TS(tx.Now), "alert", nil, c.Title, data); err != nil {
-		return nil, false, err
-	}
+	st.alertEntry(inc.ID, c.Title, `{"alerts":`+orJSON(c.Alerts, "[]")+`,"event_id":"`+e.ID+`","event_type":`+string(typ)+`}`)
 	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {
+		// The transition writes the incident's row and keys in place: the
+		// batch's buffered rows go first.
+		if err := st.flushPending(ctx); err != nil {
+			return nil, false, err
+		}
 		if err := transitionIncidentTx(ctx, tx, inc, c.Transition, "", ""); err != nil {
 			return nil, false, err
 		}
@@ -419,6 +437,16 @@ func newAlertsTx(ctx context.Context, st *txStmts, incidentID string, c *Correla
 	n := c.AlertCount - len(c.Fingerprints)
 	if n < 0 {
 		n = 0
+	}
+	if p := st.pending[incidentID]; p != nil {
+		// Opened by this batch: its fingerprints are all in memory.
+		for _, fp := range c.Fingerprints {
+			if !p.fps[fp] {
+				p.fps[fp] = true
+				n++
+			}
+		}
+		return n, nil
 	}
 	for _, fp := range c.Fingerprints {
 		res, err := st.exec(ctx, insertIncidentAlert, incidentID, fp)
@@ -450,8 +478,11 @@ func (s *txStmts) delta(incidentID string) *incidentDelta {
 	return d
 }
 
-// flushIncidents writes the batch's counter deltas.
+// flushIncidents writes the batch's buffered rows and counter deltas.
 func (s *txStmts) flushIncidents(ctx context.Context) error {
+	if err := s.flushPending(ctx); err != nil {
+		return err
+	}
 	for id, d := range s.counts {
 		if _, err := s.exec(ctx, updateIncidentCounts, d.alerts, d.events, TS(s.tx.Now), TS(s.tx.Now), nullStr(d.sessionID), id); err != nil {
 			return err

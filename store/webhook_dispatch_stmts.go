@@ -22,11 +22,20 @@ type txStmts struct {
 	// recordings are the only writes to either meanwhile).
 	tasks  map[string]*Task
 	active map[string]string // task id -> its pending or running run ("" none)
+	// pending, keyArgs and tl: incidents the batch opened and the key and
+	// timeline rows it wrote, inserted by flushPending (webhook_dispatch_flush.go).
+	pending      map[string]*pendingIncident
+	pendingOrder []*pendingIncident
+	keyArgs      []any
+	tl           []timelineRow
+	// followRow: 1 + the index in tl of the current event's alert entry,
+	// which its dispatch's entries follow (0: none; followUp).
+	followRow int
 }
 
 func newTxStmts(tx *Tx) *txStmts {
 	return &txStmts{tx: tx, m: map[string]*sql.Stmt{}, open: map[string]*Incident{}, counts: map[string]*incidentDelta{},
-		tasks: map[string]*Task{}, active: map[string]string{}}
+		tasks: map[string]*Task{}, active: map[string]string{}, pending: map[string]*pendingIncident{}}
 }
 
 func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {

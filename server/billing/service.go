@@ -146,7 +146,9 @@ func (s *Service) Gate(ctx context.Context, tx *store.Tx, kind store.QuotaKind, 
 // CheckKnowledge refuses adding add bytes (replacing replaced bytes) of
 // knowledge to an org over its plan's storage. The caller holds
 // LockKnowledge(orgID) across this check and the write, since documents
-// live in files, outside the database transaction.
+// live in files, outside the database transaction. On a PostgreSQL cluster
+// the usage it reads can be passed by another server's upload at once: the
+// write itself is checked again by KnowledgeQuota, in its transaction.
 func (s *Service) CheckKnowledge(ctx context.Context, orgID string, add, replaced int64) error {
 	if !s.On() || s.KnowledgeUse == nil {
 		return nil
@@ -155,8 +157,33 @@ func (s *Service) CheckKnowledge(ctx context.Context, orgID string, add, replace
 	if err != nil {
 		return err
 	}
+	return s.knowledgeVerdict(a, s.Now(), func() int64 { cur, _ := s.KnowledgeUse(orgID); return cur }, add, replaced)
+}
+
+// KnowledgeQuota is the knowledge storage check of orgID's document writes
+// made in the database (a PostgreSQL cluster's): the store runs it in the
+// transaction that writes the document, on the usage it reads there, so
+// uploads racing on several servers never store more than the plan allows.
+// Nil when billing is off.
+func (s *Service) KnowledgeQuota(orgID string) store.KnowledgeQuota {
+	if !s.On() {
+		return nil
+	}
+	return func(ctx context.Context, tx *store.Tx, used, replaced, add int64) error {
+		a, err := store.BillingAccountTx(ctx, tx, orgID)
+		if err != nil {
+			return err
+		}
+		return s.knowledgeVerdict(a, tx.Now, func() int64 { return used }, add, replaced)
+	}
+}
+
+// knowledgeVerdict is the storage rule: read-only orgs and plans without
+// the knowledge feature store nothing; otherwise the usage after the write
+// must stay within the plan's limit.
+func (s *Service) knowledgeVerdict(a *store.BillingAccount, now time.Time, used func() int64, add, replaced int64) error {
 	plan := s.PlanOf(a)
-	if s.ReadOnly(a, s.Now()) {
+	if s.ReadOnly(a, now) {
 		return &store.QuotaError{Quota: store.QuotaKnowledgeBytes, Plan: plan.ID, ReadOnly: true}
 	}
 	if !plan.HasFeature("knowledge") {
@@ -166,7 +193,7 @@ func (s *Service) CheckKnowledge(ctx context.Context, orgID string, add, replace
 	if !ok {
 		return nil
 	}
-	cur, _ := s.KnowledgeUse(orgID)
+	cur := used()
 	if float64(cur-replaced+add) > limit {
 		return &store.QuotaError{Quota: store.QuotaKnowledgeBytes, Plan: plan.ID, Limit: limit, Current: float64(cur)}
 	}

@@ -164,6 +164,10 @@ func (b *Base) Search(ctx context.Context, orgID, projectID string, q rag.Query)
 	return b.rag.Search(ctx, rag.Scope{OrgID: orgID, ProjectID: projectID}, q)
 }
 
+// IndexStats is what this server's index holds of scope (rag.Store.Stats): on a cluster, what its follower
+// has applied of the shared documents.
+func (b *Base) IndexStats(scope rag.Scope) rag.Stats { return b.rag.Stats(scope) }
+
 // unindex puts this server's index back in line with the database after a memory write whose transaction
 // failed: on a shared database the document's change joined that transaction and reached the index before
 // the commit (rag.Store.Refresh; nothing to do with files).

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// A dispatch batch (a group commit's inline dispatch, or a dispatcher
+// transaction) writes its incident rows at its end, several rows per
+// statement, instead of one statement per row as it goes. In an alert
+// storm of distinct groups every event opens an incident: that was an
+// INSERT of the incident, one of its key, one of its alert, two timeline
+// INSERTs and, at the end, an UPDATE of the incident's counters (rewriting
+// the row and its last_alert_at index entry) per event. Now an incident the
+// batch opens is inserted once, with its final counters and run, and the
+// batch's key, alert and timeline rows go in multi-row INSERTs.
+//
+// Nothing in the transaction reads those rows before the flush: the batch
+// finds its own incidents by key in txStmts.open, counts a pending
+// incident's fingerprints in memory, and flushes before anything that
+// writes an incident's row or keys in place (a provider transition).
+// Parents are inserted before their key, alert and timeline rows
+// (foreign keys).
+
+// pendingIncident is an incident the batch opened and has not inserted.
+type pendingIncident struct {
+	inc *Incident
+	fps map[string]bool // its fingerprints so far
+}
+
+// timelineRow is a buffered incident_timeline row; follow holds the
+// entries that followed an alert entry in its event's dispatch (its
+// follow column, expanded by FindIncident).
+type timelineRow struct {
+	id, incidentID, at, kind string
+	actor                    any
+	text, data               string
+	follow                   []byte // JSON array, nil when none
+}
+
+// Row counts per multi-row statement: a batch of n rows runs as few
+// statements of these sizes, each prepared once on the writer.
+var flushChunks = []int{64, 16, 4, 1}
+
+const (
+	flushIncidentHead = `INSERT INTO incidents (` + incidentCols + `) VALUES `
+	flushKeyHead      = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
+	flushAlertHead    = `INSERT INTO incident_alerts (incident_id, fingerprint) VALUES `
+	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data, follow) VALUES `
+)
+
+// multiRow is head followed by rows tuples of cols placeholders.
+func multiRow(head string, cols, rows int) string {
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	return head + strings.TrimSuffix(strings.Repeat(tuple+",", rows), ",")
+}
+
+// flushStmts are the multi-row statements, by table head and row count.
+var flushStmts = func() map[string]map[int]string {
+	m := map[string]map[int]string{}
+	for head, cols := range map[string]int{flushIncidentHead: 20, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 8} {
+		m[head] = map[int]string{}
+		for _, n := range flushChunks {
+			m[head][n] = multiRow(head, cols, n)
+		}
+	}
+	return m
+}()
+
+func init() {
+	// Prepared on the writer with the ingest's statements (DB.writerStmts),
+	// for the group commit and the dispatcher alike.
+	for _, byN := range flushStmts {
+		for _, q := range byN {
+			ingestStmts = append(ingestStmts, q)
+		}
+	}
+}
+
+// insertRows writes n rows of cols values each (args holds them in order)
+// in as few statements as flushChunks allow.
+func (s *txStmts) insertRows(ctx context.Context, head string, cols int, args []any) error {
+	for len(args) > 0 {
+		n := len(args) / cols
+		for _, c := range flushChunks {
+			if c <= n {
+				n = c
+				break
+			}
+		}
+		if _, err := s.exec(ctx, flushStmts[head][n], args[:n*cols]...); err != nil {
+			return err
+		}
+		args = args[n*cols:]
+	}
+	return nil
+}
+
+// openIncident registers an incident the batch opened (inserted by flush).
+func (s *txStmts) openIncident(inc *Incident) {
+	p := &pendingIncident{inc: inc, fps: map[string]bool{}}
+	s.pending[inc.ID] = p
+	s.pendingOrder = append(s.pendingOrder, p)
+}
+
+// counted adds an event's alerts to inc: in memory for an incident the
+// batch opened (its INSERT carries them), as a delta written at the end
+// for one already stored.
+func (s *txStmts) counted(inc *Incident, alerts int) {
+	inc.AlertCount += alerts
+	inc.EventCount++
+	inc.LastAlertAt = s.tx.Now
+	if s.pending[inc.ID] != nil {
+		return
+	}
+	d := s.delta(inc.ID)
+	d.alerts += alerts
+	d.events++
+}
+
+// setSession records the first run started for an incident that had none.
+func (s *txStmts) setSession(inc *Incident, sessionID string) {
+	inc.SessionID = sessionID
+	if s.pending[inc.ID] == nil {
+		s.delta(inc.ID).sessionID = sessionID
+	}
+}
+
+// addKey maps a correlation key to inc (INSERT OR IGNORE at the flush).
+func (s *txStmts) addKey(projectID, key string, inc *Incident) {
+	s.keyArgs = append(s.keyArgs, projectID, key, inc.ID)
+}
+
+// timeline appends an entry to an incident's timeline (at the flush).
+func (s *txStmts) timeline(incidentID, kind, actor, text, data string) {
+	s.tl = append(s.tl, timelineRow{id: NewID(), incidentID: incidentID, at: TS(s.tx.Now), kind: kind,
+		actor: nullStr(actor), text: text, data: orJSON(data, "{}")})
+}
+
+// alertEntry appends an event's alert entry; the entries its dispatch adds
+// to the same incident next (followUp) ride on its row.
+func (s *txStmts) alertEntry(incidentID, text, data string) {
+	s.timeline(incidentID, "alert", "", text, data)
+	s.followRow = len(s.tl)
+}
+
+// followUp adds a dispatch's entry (run, skip, approval; no actor) to an
+// incident's timeline: on the row of the event's alert entry when that
+// is the incident's last entry so far, so that reading the row's entries
+// in order after it keeps the timeline's order (at, id); else as a row.
+func (s *txStmts) followUp(incidentID, kind, text, data string) {
+	if s.followRow == 0 || s.tl[s.followRow-1].incidentID != incidentID {
+		s.timeline(incidentID, kind, "", text, data)
+		return
+	}
+	r := &s.tl[s.followRow-1]
+	if r.follow == nil {
+		r.follow = append(r.follow, '[')
+	} else {
+		r.follow[len(r.follow)-1] = ','
+	}
+	r.follow = append(r.follow, `{"id":"`+NewID()+`","kind":`...)
+	r.follow = append(r.follow, quoteName(kind)...)
+	r.follow = append(r.follow, `,"text":`...)
+	r.follow = append(r.follow, quoteName(text)...)
+	r.follow = append(r.follow, `,"data":`...)
+	r.follow = append(r.follow, orJSON(data, "{}")...)
+	r.follow = append(r.follow, "}]"...)
+}
+
+// flushPending inserts the incidents the batch opened and the buffered
+// key, alert and timeline rows.
+func (s *txStmts) flushPending(ctx context.Context) error {
+	if len(s.pendingOrder) > 0 {
+		args := make([]any, 0, 20*len(s.pendingOrder))
+		var alerts []any
+		for _, p := range s.pendingOrder {
+			i := p.inc
+			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
+				i.AlertCount, i.EventCount, nullStr(i.SessionID), TS(i.OpenedAt), TS(i.LastAlertAt), nil, nil, nil, nil, "",
+				TS(i.CreatedAt), TS(i.UpdatedAt))
+			for fp := range p.fps {
+				alerts = append(alerts, i.ID, fp)
+			}
+		}
+		if err := s.insertRows(ctx, flushIncidentHead, 20, args); err != nil {
+			return err
+		}
+		if err := s.insertRows(ctx, flushAlertHead, 2, alerts); err != nil {
+			return err
+		}
+		clear(s.pending)
+		s.pendingOrder = s.pendingOrder[:0]
+	}
+	if len(s.keyArgs) > 0 {
+		if err := s.insertRows(ctx, flushKeyHead, 3, s.keyArgs); err != nil {
+			return err
+		}
+		s.keyArgs = s.keyArgs[:0]
+	}
+	if len(s.tl) > 0 {
+		args := make([]any, 0, 8*len(s.tl))
+		for _, r := range s.tl {
+			var follow any
+			if r.follow != nil {
+				follow = string(r.follow)
+			}
+			args = append(args, r.id, r.incidentID, r.at, r.kind, r.actor, r.text, r.data, follow)
+		}
+		if err := s.insertRows(ctx, flushTimelineHead, 8, args); err != nil {
+			return err
+		}
+		s.tl = s.tl[:0]
+		s.followRow = 0
+	}
+	return nil
+}

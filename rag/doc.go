@@ -47,7 +47,10 @@
 // one) and apply the change to the index at once; Get and List read the Source; Search reads the index. Open
 // rebuilds the index from the Source's whole feed, re-indexing only content it does not hold, and Start
 // follows the feed every [Options.FollowInterval], so what another server wrote is found within about a
-// second. See source.go and follow.go.
+// second. An erased organization is one change of the feed too: every index drops all it holds of it. The
+// Source may prune old deletions from its feed; a follower it tells that its position is below what was
+// pruned rebuilds from the whole feed instead of following, so it never keeps a deleted document. See
+// source.go and follow.go.
 //
 // Markdown is split at its headings so that a hit points at the section that answers; long sections are cut
 // at paragraph, then word boundaries with a small overlap.

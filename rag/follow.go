@@ -26,12 +26,6 @@ func (s *Store) rebuild(ctx context.Context) error {
 // rebuildLocked is rebuild; the caller holds followMu. The follower also calls it when the feed was pruned
 // past its position (it may have missed deletions), while this server keeps writing.
 func (s *Store) rebuildLocked(ctx context.Context) error {
-	// Read before the feed: whatever was pruned up to here is absent from the read below, which removes
-	// what it does not find; so the follower may start from here even if the feed has nothing above.
-	pruned, err := s.src.PrunedThrough(ctx)
-	if err != nil {
-		return fmt.Errorf("rag: read the document feed: %w", err)
-	}
 	seen := map[string]bool{}
 	var cursor int64
 	for {
@@ -40,7 +34,9 @@ func (s *Store) rebuildLocked(ctx context.Context) error {
 			return fmt.Errorf("rag: read the document feed: %w", err)
 		}
 		for i := range page {
-			if !page[i].Erased {
+			// A Pruned change (its Seq is the highest deletion pruned) needs nothing more here: this read
+			// removes whatever it does not find, and the follower continues past it.
+			if !page[i].Erased && !page[i].Pruned {
 				seen[page[i].path()] = true
 			}
 		}
@@ -72,7 +68,7 @@ func (s *Store) rebuildLocked(ctx context.Context) error {
 	if err := b.commit(); err != nil {
 		return err
 	}
-	s.cursor = max(cursor, pruned)
+	s.cursor = cursor
 	return nil
 }
 
@@ -83,20 +79,16 @@ func (s *Store) follow(ctx context.Context) error {
 	s.followMu.Lock()
 	defer s.followMu.Unlock()
 	for {
-		from := s.cursor
-		page, err := s.src.Changes(ctx, from, feedPage)
+		page, err := s.src.Changes(ctx, s.cursor, feedPage)
 		if err != nil {
 			return fmt.Errorf("rag: read the document feed: %w", err)
 		}
-		// Read after the page: a change pruned before the page was read shows here.
-		pruned, err := s.src.PrunedThrough(ctx)
-		if err != nil {
-			return fmt.Errorf("rag: read the document feed: %w", err)
-		}
-		if pruned > from {
-			s.log.Warn("rag: the document feed was pruned past this server's position; rebuilding the index from the documents",
-				"position", from, "pruned_through", pruned)
-			return s.rebuildLocked(ctx)
+		for i := range page {
+			if page[i].Pruned {
+				s.log.Warn("rag: the document feed was pruned past this server's position; rebuilding the index from the documents",
+					"position", s.cursor, "pruned_through", page[i].Seq)
+				return s.rebuildLocked(ctx)
+			}
 		}
 		if len(page) == 0 {
 			return nil
@@ -132,7 +124,7 @@ func (s *Store) apply(changes []SourceDoc) error {
 	s.mmu.RLock()
 	for i := range changes {
 		d := &changes[i]
-		if d.Erased {
+		if d.Erased || d.Pruned {
 			continue
 		}
 		p := d.path()

@@ -28,14 +28,13 @@ type Source interface {
 	Get(ctx context.Context, scope Scope, collection, name string) (*SourceDoc, error)
 	// List lists the live documents of one collection of exactly this scope by name, without content.
 	List(ctx context.Context, scope Scope, collection string) ([]SourceDoc, error)
-	// Changes returns the documents and tombstones of every tenant with Seq above after, in Seq order,
-	// with their content, at most limit.
+	// Changes returns the documents and tombstones of every tenant with Seq above after, and the erasures
+	// of organizations (Erased), in Seq order, with their content, at most limit. When tombstones or
+	// erasures above after were removed from the feed, it also returns a Pruned change whose Seq is the
+	// highest removed: the caller may have missed a deletion, and rebuilds.
 	Changes(ctx context.Context, after int64, limit int) ([]SourceDoc, error)
 	// Usage is the size of an organization's live documents: the total and per project ("" for org-wide).
 	Usage(ctx context.Context, orgID string) (total int64, byProject map[string]int64, err error)
-	// PrunedThrough is the highest Seq of the tombstones and erasures removed from the feed so far (0 if
-	// none): a follower that has not read that far may have missed a deletion, and rebuilds instead.
-	PrunedThrough(ctx context.Context) (int64, error)
 }
 
 // SourceDoc is a document, or the tombstone of one, as a Source holds it.
@@ -51,7 +50,9 @@ type SourceDoc struct {
 	Deleted    bool
 	// Erased (Changes only): the organization Scope.OrgID is gone, and every document of it; only Seq and
 	// ModTime are set besides.
-	Erased  bool
+	Erased bool
+	// Pruned (Changes only): the feed's deletions up to Seq were removed; nothing else is set.
+	Pruned  bool
 	Create  bool // Put only: refuse to replace a live document
 	Seq     int64
 	ModTime time.Time

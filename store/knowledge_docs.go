@@ -25,7 +25,10 @@ type KnowledgeDoc struct {
 	Deleted    bool
 	// Erased (the change feed only): the organization OrgID was erased, and every document of it with
 	// it; the other fields but Seq and UpdatedAt are empty.
-	Erased    bool
+	Erased bool
+	// Pruned (the change feed only): tombstones or erasures up to Seq were pruned; a reader positioned
+	// below it rebuilds from the documents.
+	Pruned    bool
 	Seq       int64
 	UpdatedAt time.Time
 	// CreateOnly (PutKnowledgeDoc): a live document of that name is a conflict, not replaced.
@@ -187,6 +190,7 @@ func scanKnowledgeDoc(r rowScanner, withContent bool) (*KnowledgeDoc, error) {
 	}
 	d.Deleted = deleted != 0
 	d.Erased = deleted == erasedMark
+	d.Pruned = deleted == prunedMark
 	d.UpdatedAt = ParseTS(updated)
 	return &d, nil
 }

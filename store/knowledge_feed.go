@@ -6,35 +6,36 @@ import (
 )
 
 // erasedMark is the deleted value the change feed gives an organization's
-// erasure (knowledge_erasures), which is no document row.
-const erasedMark = 2
+// erasure (knowledge_erasures), which is no document row; prunedMark the one
+// of the row that says the feed was pruned past the reader's position.
+const (
+	erasedMark = 2
+	prunedMark = 3
+)
 
 // KnowledgeChanges is the change feed: the documents and tombstones of every
 // tenant whose change number is above after, and the erasures of whole
 // organizations (Erased), in that order, with their content, at most limit.
-// A server's index follows it; it is never served.
+// A server's index follows it; it is never served. When tombstones or
+// erasures above after were pruned (PruneKnowledgeFeed), the feed also
+// holds a Pruned row whose Seq is pruned_through: the reader may have
+// missed a deletion, and must rebuild from the documents instead.
 //
 // One statement, so one snapshot: writers commit in seq order (the feed
-// lock), and two reads of the two tables could see an erasure without a
-// document change committed before it.
+// lock), and separate reads could see an erasure without a document change
+// committed before it, or miss a prune that removed what they skipped. And
+// one round trip for every server's poll every 500 ms.
 func (db *DB) KnowledgeChanges(ctx context.Context, after int64, limit int) ([]KnowledgeDoc, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT `+knowledgeCols+`, content FROM knowledge_documents WHERE seq > ?
 		UNION ALL
 		SELECT org_id, '', '', '', 0, '', '', '', 2, seq, erased_at, NULL FROM knowledge_erasures WHERE seq > ?
-		ORDER BY seq LIMIT ?`, after, after, limit)
+		UNION ALL
+		SELECT '', '', '', '', 0, '', '', '', 3, pruned_through, '', NULL FROM knowledge_feed_state WHERE id = 1 AND pruned_through > ?
+		ORDER BY seq LIMIT ?`, after, after, after, limit)
 	if err != nil {
 		return nil, err
 	}
 	return scanKnowledgeDocs(rows, true)
-}
-
-// KnowledgePrunedThrough is the highest change number that PruneKnowledgeFeed
-// removed: a follower positioned below it may have missed a tombstone or an
-// erasure, and must rebuild from the documents instead.
-func (db *DB) KnowledgePrunedThrough(ctx context.Context) (int64, error) {
-	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT pruned_through FROM knowledge_feed_state WHERE id = 1`).Scan(&n)
-	return n, err
 }
 
 // PruneKnowledgeFeed removes the tombstones of deleted documents and the
@@ -46,8 +47,8 @@ func (db *DB) KnowledgePrunedThrough(ctx context.Context) (int64, error) {
 // live documents and drops whatever else its index held. A running server
 // has applied them within a second of their commit; one that had stopped
 // following for longer than the retention finds its position below
-// pruned_through and rebuilds (rag's follower), so no deletion is lost
-// whatever the retention.
+// pruned_through (a Pruned row in its read of the feed) and rebuilds (rag's
+// follower), so no deletion is lost whatever the retention.
 func (db *DB) PruneKnowledgeFeed(ctx context.Context, cutoff time.Time) (int64, error) {
 	var removed int64
 	err := db.Write(ctx, func(tx *Tx) error {

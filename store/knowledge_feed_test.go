@@ -11,8 +11,8 @@ import (
 
 // An erased organization leaves an erasure in the feed (its rows go by
 // cascade, without tombstones); tombstones and erasures older than the
-// cutoff are pruned, pruned_through says how far, and change numbers are
-// never taken twice afterwards.
+// cutoff are pruned, the feed tells a reader below it how far, and change
+// numbers are never taken twice afterwards.
 func TestKnowledgeFeedErasuresAndPruning(t *testing.T) {
 	t.Parallel()
 	db, _ := openTemp(t)
@@ -69,18 +69,19 @@ func TestKnowledgeFeedErasuresAndPruning(t *testing.T) {
 	if n, err := db.PruneKnowledgeFeed(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 		t.Fatalf("early prune removed %d (%v)", n, err)
 	}
-	if p, err := db.KnowledgePrunedThrough(ctx); err != nil || p != 0 {
-		t.Fatalf("pruned through %d (%v)", p, err)
+	if feed, _ := db.KnowledgeChanges(ctx, 0, 100); len(feed) != 3 {
+		t.Fatalf("after an early prune the feed is %+v", feed)
 	}
 	if n, err := db.PruneKnowledgeFeed(ctx, time.Now().Add(time.Hour)); err != nil || n != 2 {
 		t.Fatalf("prune removed %d (%v), want the tombstone and the erasure", n, err)
 	}
-	if p, err := db.KnowledgePrunedThrough(ctx); err != nil || p != last {
-		t.Fatalf("pruned through %d (%v), want %d", p, err, last)
-	}
+	// A reader from before the prune is told how far it went; one from there on reads nothing more.
 	feed, _ = db.KnowledgeChanges(ctx, 0, 100)
-	if len(feed) != 1 || feed[0].Name != "c.md" {
-		t.Fatalf("after pruning the feed is %+v", feed)
+	if len(feed) != 2 || feed[0].Name != "c.md" || !feed[1].Pruned || feed[1].Seq != last {
+		t.Fatalf("after pruning the feed is %+v, want c.md and the pruned mark at %d", feed, last)
+	}
+	if feed, _ = db.KnowledgeChanges(ctx, last, 100); len(feed) != 0 {
+		t.Fatalf("read from the pruned position: %+v", feed)
 	}
 	if e := put(beta, "e.md"); e.Seq <= last {
 		t.Fatalf("a change number was taken again: %d after %d was pruned", e.Seq, last)

@@ -198,3 +198,29 @@ func BenchmarkFeedLag(b *testing.B) {
 	b.ReportMetric(ms(lags[len(lags)-1]), "lag_max_ms")
 	b.ReportMetric(ms(at(puts, 50)), "put_p50_ms")
 }
+
+// BenchmarkIdleFollow is one read of the feed when nothing changed: what every server pays every 500 ms
+// (FollowInterval) on a quiet cluster. Since the feed can be pruned, each read also asks how far it was.
+func BenchmarkIdleFollow(b *testing.B) {
+	db, err := store.OpenPostgres(context.Background(), storetest.DatabaseURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	seed(b, db, 2, 100)
+	s, err := rag.Open(context.Background(), b.TempDir(), knowledge.Options(db, rag.Options{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	start, cpu := time.Now(), cpuTime()
+	for range b.N {
+		if err := s.Sync(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu_us/poll")
+	b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "wall_us/poll")
+}

@@ -67,13 +67,9 @@ func (s dbSource) Usage(ctx context.Context, orgID string) (int64, map[string]in
 	return s.db.KnowledgeBytes(ctx, orgID)
 }
 
-func (s dbSource) PrunedThrough(ctx context.Context) (int64, error) {
-	return s.db.KnowledgePrunedThrough(ctx)
-}
-
 func sourceDoc(k *store.KnowledgeDoc) *rag.SourceDoc {
 	return &rag.SourceDoc{Scope: rag.Scope{OrgID: k.OrgID, ProjectID: k.ProjectID}, Collection: k.Collection, Name: k.Name,
-		Content: k.Content, Size: k.Size, SHA256: k.SHA256, Title: k.Title, Tags: k.Tags, Deleted: k.Deleted, Erased: k.Erased,
+		Content: k.Content, Size: k.Size, SHA256: k.SHA256, Title: k.Title, Tags: k.Tags, Deleted: k.Deleted, Erased: k.Erased, Pruned: k.Pruned,
 		Seq: k.Seq, ModTime: k.UpdatedAt}
 }
 

@@ -224,15 +224,18 @@ const queryPendingHeads = `WITH RECURSIVE queued(task_id, head) AS (
 
 // pendingRunChunk heads are read per query by queryPendingRunsByID (unused
 // places hold ”): a list of keys, not a join with the recursion, whose
-// row estimate made PostgreSQL hash-join whole tables.
+// row estimate made PostgreSQL hash-join whole tables. The status (a run may
+// have started since the heads were read) is checked here, not in SQL:
+// with the condition PostgreSQL also walked agent_sessions_status over the
+// whole queue (BitmapAnd) on its stale estimate of the pending count.
 const pendingRunChunk = 32
 
 var queryPendingRunsByID = `SELECT r.scheduled_for, r.missed_fires, t.id, t.org_id, t.project_id, t.name,
 		t.description, t.prompt, t.agent_type, t.schedule, t.timezone, t.overlap_policy, t.timeout_seconds, t.max_steps,
 		t.max_cost_usd, s.id, s.trigger_source, s.created_by, s.created_at,
-		CASE WHEN s.trigger_source = 'webhook' THEN s.first_prompt ELSE '' END
+		CASE WHEN s.trigger_source = 'webhook' THEN s.first_prompt ELSE '' END, s.status
 		FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id JOIN tasks t ON t.id = r.task_id
-		WHERE s.status = 'pending' AND s.id IN (` + pendingRunIDs + `) AND r.session_id IN (` + pendingRunIDs + `)`
+		WHERE s.id IN (` + pendingRunIDs + `) AND r.session_id IN (` + pendingRunIDs + `)`
 
 // pendingRunIDs are the chunk's numbered placeholders, named twice above so
 // that both keyed tables are read by key (?NNN is $NNN on PostgreSQL).
@@ -299,12 +302,15 @@ func (db *DB) pendingRunsByID(ctx context.Context, ids []any, out []PendingRun) 
 	for rows.Next() {
 		var p PendingRun
 		var sched, createdBy sql.NullString
-		var created string
+		var created, status string
 		t := &p.Task
 		if err := rows.Scan(&sched, &p.MissedFires, &t.ID, &t.OrgID, &t.ProjectID, &t.Name, &t.Description, &t.Prompt,
 			&t.AgentType, &t.Schedule, &t.Timezone, &t.OverlapPolicy, &t.TimeoutSeconds, &t.MaxSteps, &t.MaxCostUSD,
-			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created, &p.Input); err != nil {
+			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created, &p.Input, &status); err != nil {
 			return nil, err
+		}
+		if status != SessionPending {
+			continue
 		}
 		p.ScheduledFor = scanNullTS(sched)
 		p.Session.OrgID, p.Session.ProjectID, p.Session.TaskID, p.Session.Status = t.OrgID, t.ProjectID, t.ID, SessionPending

@@ -30,6 +30,12 @@ var pgDeferrable = map[string]bool{
 	// webhook_dispatch_run.go, recordRun: a fresh event's run (its unique key
 	// is the event's id); a conflict still fails the batch.
 	insertWebhookTaskRun: true,
+	// taskrun.go and agentsession_events.go: a run's task mirror, session
+	// events and transcript (every caller returns only the error).
+	updateTaskRunStarted: true,
+	updateTaskRunEnded:   true,
+	insertSessionEvent:   true,
+	upsertTranscript:     true,
 	// webhook_dispatch.go, the dispatcher's batch: results unused, errors returned.
 	insertIncidentKey:    true,
 	updateIncidentCounts: true,

@@ -320,6 +320,13 @@ func (db *DB) pendingRunsByID(ctx context.Context, ids []any, out []PendingRun) 
 	return out, rows.Err()
 }
 
+// A run's start and end mirrored onto its task; callers use only the error
+// (PostgreSQL sends them with the COMMIT: pgDeferrable).
+const (
+	updateTaskRunStarted = `UPDATE tasks SET last_run_at = ?, last_status = ?, last_session_id = ?, last_error = '' WHERE id = ?`
+	updateTaskRunEnded   = `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`
+)
+
 // StartTaskRun moves a pending run to running and stamps the task's last
 // run; false means another dispatcher (or a delete) got there first.
 func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool, error) {
@@ -329,8 +336,7 @@ func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool,
 		if ok, err = transitionAgentSessionTx(ctx, tx, sessionID, SessionTransition{From: SessionPending, To: SessionRunning}); err != nil || !ok {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_run_at = ?, last_status = ?, last_session_id = ?, last_error = '' WHERE id = ?`,
-			TS(tx.Now), SessionRunning, sessionID, taskID)
+		_, err = tx.ExecContext(ctx, updateTaskRunStarted, TS(tx.Now), SessionRunning, sessionID, taskID)
 		return err
 	})
 	return ok, err
@@ -349,8 +355,7 @@ func (db *DB) FinishTaskRun(ctx context.Context, sessionID, taskID string, t Ses
 		if t.To != SessionCompleted {
 			lastErr = t.Reason
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,
-			t.To, lastErr, taskID, sessionID)
+		_, err = tx.ExecContext(ctx, updateTaskRunEnded, t.To, lastErr, taskID, sessionID)
 		return err
 	})
 }
@@ -380,8 +385,7 @@ func (db *DB) FailInterruptedRuns(ctx context.Context, reason string) (int, erro
 			if _, err := transitionAgentSessionTx(ctx, tx, p.sid, SessionTransition{From: SessionRunning, To: SessionFailed, Reason: reason}); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,
-				SessionFailed, reason, p.tid, p.sid); err != nil {
+			if _, err := tx.ExecContext(ctx, updateTaskRunEnded, SessionFailed, reason, p.tid, p.sid); err != nil {
 				return err
 			}
 		}

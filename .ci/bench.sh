@@ -17,10 +17,11 @@ trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$out/opsagent" .
 CGO_ENABLED=0 go build -o "$out/bare" ./.ci/bare
 CGO_ENABLED=0 go build -o "$out/bench" ./.ci/bench
+CGO_ENABLED=0 go build -o "$out/bare-ingest" ./.ci/bare-ingest
 base=()
 if [ -n "${BASE:-}" ]; then
   git worktree add -q --detach "$out/base-src" "$BASE"
   (cd "$out/base-src" && CGO_ENABLED=0 go build -o "$out/opsagent-base" .)
   base=(-base "$out/opsagent-base" -base-name "$BASE ($(git rev-parse --short "$BASE"))")
 fi
-"$out/bench" -bin "$out/opsagent" -bare "$out/bare" "${base[@]}" "$@"
+"$out/bench" -bin "$out/opsagent" -bare "$out/bare" -bare-ingest "$out/bare-ingest" "${base[@]}" "$@"

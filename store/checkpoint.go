@@ -15,7 +15,7 @@ import (
 // SQLite's automatic checkpoint (wal_autocheckpoint, every 1000 pages) runs
 // inside the COMMIT of whichever write crosses the threshold: the single
 // writer copied WAL frames into the database file and fsynced it while
-// every waiting ingest delivery waited too (about 7 % of all CPU under
+// every waiting ingest delivery waited too (6-7 % of all CPU under
 // webhook load, all of it on the writer's critical path). So the writer
 // connection has wal_autocheckpoint=0 and this checkpointer runs PASSIVE
 // checkpoints on a connection of its own, a short while after writes,
@@ -69,9 +69,10 @@ func startCheckpointer(path string, pragmas []string) (*checkpointer, error) {
 		}
 		q.Add("_pragma", p)
 	}
-	// Short: a RESTART waits for readers of the old log; a long one (a
-	// backup) must not hold the writer for the usual ten seconds.
-	q.Add("_pragma", "busy_timeout(100)")
+	// Short: a RESTART waits for readers of the old log while the writer
+	// waits for it; API reads take milliseconds, and a long one (a backup)
+	// must not hold the writer for the usual ten seconds at every try.
+	q.Add("_pragma", "busy_timeout(50)")
 	conn, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, err

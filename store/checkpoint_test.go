@@ -138,3 +138,72 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// A long reader (as a backup's VACUUM INTO) keeps the old log alive: the
+// writer's forced RESTART cannot finish, so it must not retry before every
+// write (each try waits out the busy timeout), and once the reader is gone
+// the log is bounded again.
+func TestCheckpointerLongReaderDefersTheRestart(t *testing.T) {
+	sqliteOnly(t)
+	setCheckpointTunables(t, 256<<10, 5*time.Millisecond)
+	db, path := openTemp(t)
+	ctx := context.Background()
+	if err := db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE ck_long (id INTEGER PRIMARY KEY, b BLOB)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	blob := make([]byte, 8<<10)
+	write := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if err := db.Write(ctx, func(tx *Tx) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO ck_long (b) VALUES (?)`, blob)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(10)
+	// A read transaction that stays open on a snapshot inside the log.
+	rtx, err := db.r.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := rtx.QueryRowContext(ctx, `SELECT count(*) FROM ck_long`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	write(300) // about 2.5 MB of log, ten times the limit
+	failed := db.ckpt.failed.Load()
+	if failed == 0 {
+		t.Fatal("no forced restart was refused while the reader held the log")
+	}
+	// One try per quarter limit of growth, not one per write (each write
+	// adds about four frames, 16 KB: a try before every fourth write).
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if most := fi.Size()/(walLimit/4) + 1; failed > most {
+		t.Fatalf("%d refused restarts while the log grew to %d bytes, want at most %d (one per quarter limit)", failed, fi.Size(), most)
+	}
+	if err := rtx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	restarts := db.ckpt.restarts.Load()
+	write(300)
+	if db.ckpt.restarts.Load() == restarts {
+		t.Fatal("no restart once the reader was gone")
+	}
+	if fi, err = os.Stat(path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	// journal_size_limit truncated the file back after the restart.
+	if fi.Size() > 2<<20 {
+		t.Fatalf("-wal file %d bytes after the reader ended, want it back near the limit", fi.Size())
+	}
+	t.Logf("%d refused restarts with the reader, %d restarts in all; -wal %d bytes at the end", failed, db.ckpt.restarts.Load(), fi.Size())
+}

@@ -159,9 +159,13 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		st := newTxStmts(tx)
 		st.pre = pre
 		hooks := map[string]ingestHook{}
-		byKey := map[string]string{}
-		byHash := map[string]string{}
+		// Keyed by task and key or hash as a pair: no string built per event.
+		byKey := map[[2]string]string{}
+		byHash := map[[2]string]string{}
 		now := TS(tx.Now)
+		// The start of the dedupe window, formatted once per window length
+		// in the batch (every item of a batch has the same tx.Now).
+		since := map[time.Duration]string{}
 		for i, it := range items {
 			e := it.Event
 			out[i] = IngestResult{}
@@ -178,7 +182,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				continue
 			}
 			if e.IdemKey != "" {
-				k := e.TaskID + "\x00" + e.IdemKey
+				k := [2]string{e.TaskID, e.IdemKey}
 				if id, hit := byKey[k]; hit {
 					out[i] = IngestResult{ID: id, Duplicate: "idempotency_key"}
 					continue
@@ -194,13 +198,18 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				}
 			}
 			if it.DedupeWindow > 0 {
-				k := e.TaskID + "\x00" + e.BodyHash
+				k := [2]string{e.TaskID, e.BodyHash}
 				if id, hit := byHash[k]; hit {
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
 					continue
 				}
 				var id string
-				err := st.queryRow(ctx, queryDedupe, e.TaskID, e.BodyHash, TS(tx.Now.Add(-it.DedupeWindow))).Scan(&id)
+				from, ok := since[it.DedupeWindow]
+				if !ok {
+					from = TS(tx.Now.Add(-it.DedupeWindow))
+					since[it.DedupeWindow] = from
+				}
+				err := st.queryRow(ctx, queryDedupe, e.TaskID, e.BodyHash, from).Scan(&id)
 				if err == nil {
 					byHash[k] = id
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
@@ -255,10 +264,10 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			}
 			out[i].ID = e.ID
 			if e.IdemKey != "" {
-				byKey[e.TaskID+"\x00"+e.IdemKey] = e.ID
+				byKey[[2]string{e.TaskID, e.IdemKey}] = e.ID
 			}
 			if it.DedupeWindow > 0 {
-				byHash[e.TaskID+"\x00"+e.BodyHash] = e.ID
+				byHash[[2]string{e.TaskID, e.BodyHash}] = e.ID
 			}
 		}
 		return st.flushIncidents(ctx)

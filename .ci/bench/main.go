@@ -24,6 +24,7 @@ import (
 var (
 	bin      = flag.String("bin", "", "opsagent binary")
 	bareBin  = flag.String("bare", "", "bare httprouter baseline binary")
+	bareIng  = flag.String("bare-ingest", "", "optional floor of the ingest row: a bare durable receiver (.ci/bare-ingest), alternated with the builds")
 	baseBin  = flag.String("base", "", "optional opsagent binary of an earlier revision, run alternated with -bin (before/after)")
 	baseName = flag.String("base-name", "baseline", "what -base is called in the output")
 	secs     = flag.Int("secs", 5, "seconds per wrk run")

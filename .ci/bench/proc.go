@@ -63,8 +63,8 @@ func startOpsagent(bin, dataDir string, flags ...string) (*proc, error) {
 }
 
 // startBare runs the baseline server, which prints its address.
-func startBare(bin string) (*proc, error) {
-	cmd := exec.Command(bin, "127.0.0.1:0")
+func startBare(bin string, args ...string) (*proc, error) {
+	cmd := exec.Command(bin, append([]string{"127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -237,3 +237,62 @@ func TestDispatchCorrelatesAndArchives(t *testing.T) {
 		t.Fatalf("archived %v, want the incident %s", e.archived, incs[0].ID)
 	}
 }
+
+// countingUnsealer counts decryptions.
+type countingUnsealer struct {
+	pipeline.Unsealer
+	n atomic.Int32
+}
+
+func (c *countingUnsealer) Unseal(aad string, ct []byte) ([]byte, error) {
+	c.n.Add(1)
+	return c.Unsealer.Unseal(aad, ct)
+}
+
+// A reload of the cached webhook decrypts its secret again only when the
+// row's ciphertext changed: the same ciphertext reuses the plaintext, a
+// new one (a rotation, even by another server that never told this one)
+// is decrypted and replaces it.
+func TestLookupReloadDecryptsOnlyChangedSecrets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	cu := &countingUnsealer{Unsealer: e.deps.Secrets}
+	var mu sync.Mutex
+	now := time.Now().UTC()
+	deps := e.deps
+	deps.Secrets = cu
+	deps.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := pipeline.New(deps)
+	advance := func() { mu.Lock(); now = now.Add(2 * time.Second); mu.Unlock() }
+	lookup := func() string {
+		t.Helper()
+		h, err := p.Lookup(ctx, e.task)
+		if err != nil || len(h.Secrets) != 1 {
+			t.Fatalf("lookup: %v", err)
+		}
+		return string(h.Secrets[0])
+	}
+	if got := lookup(); got != secret || cu.n.Load() != 1 {
+		t.Fatalf("first load: %q after %d decryptions", got, cu.n.Load())
+	}
+	advance()
+	if got := lookup(); got != secret || cu.n.Load() != 1 {
+		t.Fatalf("reload of an unchanged row: %q after %d decryptions, want the plaintext reused", got, cu.n.Load())
+	}
+	h, err := e.db.FindWebhook(ctx, e.org, e.project, e.task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.SaveWebhook(ctx, h, func(w, _ *store.Webhook) error {
+		ct, kid, err := e.deps.Secrets.(*secrets.Keeper).Seal(pipeline.AAD(e.task), []byte("whsec-rotated"))
+		w.SecretCT, w.SecretKeyID = ct, kid
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	advance()
+	if got := lookup(); got != "whsec-rotated" || cu.n.Load() != 2 {
+		t.Fatalf("reload after the secret changed: %q after %d decryptions", got, cu.n.Load())
+	}
+}

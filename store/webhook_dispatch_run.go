@@ -71,6 +71,13 @@ func (s *txStmts) webhookSkip(ctx context.Context, t *Task) (reason, activeID st
 // transaction, which is the exactly-once guard, and task_runs' UNIQUE
 // run_key backs it up (a conflict fails the batch, which then rolls back
 // whole).
+// insertWebhookTaskRun is insertTaskRun for a batch's fresh event: its key
+// is the new event's id, so no conflict is expected, and PostgreSQL
+// pipelines it (pgDeferrable): a conflict would still fail the batch, from
+// the next statement or the commit, as a unique violation.
+const insertWebhookTaskRun = `INSERT INTO task_runs (session_id, task_id, org_id, run_key, scheduled_for, missed_fires, created_at)
+		VALUES (?,?,?,?,NULL,0,?)`
+
 func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*AgentSession, error) {
 	tx := s.tx
 	prompt := t.Prompt
@@ -82,7 +89,7 @@ func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*A
 	if err := CreateAgentSessionTx(ctx, tx, sess); err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, insertTaskRun, sess.ID, t.ID, t.OrgID, key, nil, 0, TS(tx.Now)); err != nil {
+	if _, err := tx.ExecContext(ctx, insertWebhookTaskRun, sess.ID, t.ID, t.OrgID, key, TS(tx.Now)); err != nil {
 		if isUnique(err) {
 			return nil, Errorf(EConflict, "this run was already recorded")
 		}

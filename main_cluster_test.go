@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server/agent/llm"
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 	"github.com/opsagent/opsagent/store/storetest"
@@ -47,27 +48,19 @@ type node struct {
 	url string
 	dir string
 	cmd *exec.Cmd
-	log *bytes.Buffer
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	log *testkit.SyncBuffer
 }
 
 func startNode(t *testing.T, dir, dbURL string, fake *llmfake.Server) *node {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--data-dir", dir, "--database-url", dbURL, "--signup", "open",
+	// Port 0, the bound address read from the log: a port picked free here
+	// and handed to the child could be bound by another test's server
+	// first, which would then answer for this node.
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--database-url", dbURL, "--signup", "open",
 		"--llm-provider", llm.ProviderOpenAI, "--llm-base-url", fake.BaseURL(llm.ProviderOpenAI), "--llm-api-key", llmfake.APIKey,
-		"--llm-model", llmfake.Model, "--log-level", "warn", "--shutdown-timeout", "2s")
+		"--llm-model", llmfake.Model, "--log-level", "info", "--shutdown-timeout", "2s")
 	cmd.Env = append(os.Environ(), "OPSAGENT_TEST_CHILD=serve")
-	n := &node{url: "http://" + addr, dir: dir, cmd: cmd, log: &bytes.Buffer{}}
+	n := &node{dir: dir, cmd: cmd, log: &testkit.SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -80,10 +73,15 @@ func startNode(t *testing.T, dir, dbURL string, fake *llmfake.Server) *node {
 		}
 	})
 	for end := time.Now().Add(60 * time.Second); ; {
-		if res, err := http.Get(n.url + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return n
+		if m := testkit.Listening.FindStringSubmatch(n.log.String()); m != nil && n.url == "" {
+			n.url = "http://" + m[1]
+		}
+		if n.url != "" {
+			if res, err := http.Get(n.url + "/healthz"); err == nil {
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					return n
+				}
 			}
 		}
 		if time.Now().After(end) {

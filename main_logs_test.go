@@ -22,7 +22,7 @@ func TestJSONRequestLog(t *testing.T) {
 		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json"}, env(nil), &stdout, &stderr)
 	}()
 	var addr string
-	for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			var l map[string]any
 			if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "opsagent listening" {

@@ -36,7 +36,7 @@ func TestServeEndToEnd(t *testing.T) {
 		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir}, env(map[string]string{"OPSAGENT_LOG_LEVEL": "info"}), &stdout, &stderr)
 	}()
 	var addr string
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for addr == "" {
 		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
 			addr = m[1]

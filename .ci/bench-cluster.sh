@@ -79,12 +79,19 @@ tl=$(account "$lite"); t1=$(account "$pg1")
 # The server processes by address (serve's pids file is in start order: lite, pg1, ...).
 litepid=$(sed -n 1p "$work/pids"); pg1pid=$(sed -n 2p "$work/pids")
 if [ -n "${BASE:-}" ]; then
-  pgb=$(serve "$work/pgb" "$(newdb base)" "$work/opsagent-base"); tb=$(account "$pgb"); pgbpid=$(tail -1 "$work/pids")
+  urlb=$(newdb base); pgb=$(serve "$work/pgb" "$urlb" "$work/opsagent-base"); tb=$(account "$pgb"); pgbpid=$(tail -1 "$work/pids")
 fi
 pgmaster=$(head -1 "$(psql -Atq "$OPSAGENT_TEST_DATABASE_URL" -c "SHOW data_directory")/postmaster.pid" 2>/dev/null || true)
 ticks() { # pids... -> their utime+stime in clock ticks
   local t=0 p; for p in "$@"; do [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
-pgticks() { [ -n "$pgmaster" ] && ticks "$pgmaster" $(ps -o pid= --ppid "$pgmaster") || echo 0; }
+# PostgreSQL's CPU for one server: the backends connected to its database and the cluster's own processes
+# (WAL writer, checkpointer, autovacuum...), not the other server's backends (its queued runs go on running
+# in the rounds that follow its own).
+pgticks() { # database -> clock ticks
+  [ -n "$pgmaster" ] || { echo 0; return; }
+  ticks "$pgmaster" $(psql -Atq "$OPSAGENT_TEST_DATABASE_URL" -c "SELECT pid FROM pg_stat_activity
+    WHERE (datname = '$1' OR backend_type <> 'client backend') AND pid <> pg_backend_pid()"); }
+dbof() { echo "$1" | sed 's#.*/\([^/?]*\).*#\1#'; }
 if [[ " $rows " == *" me "* ]]; then
 url3=$(newdb three)
 n1=$(serve "$work/n1" "$url3")
@@ -137,22 +144,29 @@ LUA
   echo "$out"
 }
 hl=$(hooks "$lite" "$tl"); h1=$(hooks "$pg1" "$t1"); [ -z "${BASE:-}" ] || hb=$(hooks "$pgb" "$tb")
-hz=$(getconf CLK_TCK); nrun=0
-ingest() { # addr lua server-pid with-postgres -> throughput, p99, CPU per event (server, PostgreSQL)
+hz=$(getconf CLK_TCK)
+ingest() { # addr lua server-pid database-or-empty run-label -> throughput, p99, CPU per event (server, PostgreSQL)
   local s0 g0 out
-  s0=$(ticks "$3"); g0=$(pgticks); nrun=$((nrun + 1))
-  out=$(wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1" -- "run$nrun")
-  echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks) - g0 ))" -v hz="$hz" -v pg="$4" '
+  s0=$(ticks "$3"); g0=$(pgticks "$4")
+  out=$(wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1" -- "$5")
+  echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks "$4") - g0 ))" -v hz="$hz" -v pg="$4" '
     /requests in/ {n = $1} /Requests\/sec/ {r = $2} /^ +99%/ {p = $2} /Non-2xx/ {e = $5}
     END {printf "%.0f/s p99 %s%s, CPU/event server %.0f µs", r, p, (e ? " non-2xx " e : ""), s / hz / (n - e) * 1e6
       if (pg) printf " + PostgreSQL %.0f µs", g / hz / (n - e) * 1e6}'; }
 echo "durable webhook ingest, four Alertmanager webhooks, wrk -t2 -c$((conns * 2)) ${secs}s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
-  line="round $r: appliance $(ingest "$lite" "$hl" "$litepid" "") | PostgreSQL 1 server $(ingest "$pg1" "$h1" "$pg1pid" 1)"
-  [ -z "${BASE:-}" ] || line="$line | PostgreSQL, $BASE $(ingest "$pgb" "$hb" "$pgbpid" 1)"
+  a=$(ingest "$lite" "$hl" "$litepid" "" "r$r")
+  if [ -n "${BASE:-}" ] && [ $((r % 2)) = 0 ]; then # the base goes first every other round
+    b=$(ingest "$pgb" "$hb" "$pgbpid" "$(dbof "$urlb")" "r$r"); p=$(ingest "$pg1" "$h1" "$pg1pid" "$(dbof "$url1")" "r$r")
+  else
+    p=$(ingest "$pg1" "$h1" "$pg1pid" "$(dbof "$url1")" "r$r"); [ -z "${BASE:-}" ] || b=$(ingest "$pgb" "$hb" "$pgbpid" "$(dbof "$urlb")" "r$r")
+  fi
+  line="round $r: appliance $a | PostgreSQL 1 server $p"
+  [ -z "${BASE:-}" ] || line="$line | PostgreSQL, $BASE $b"
   echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
 done
-# What the PostgreSQL server stored: every 2xx above should be one event of its own (no dedupe answers).
-psql -Atq "$url1" -c "SELECT 'PostgreSQL server stored ' || count(*) || ' events, ' || count(DISTINCT body_hash) ||
-  ' distinct bodies; statuses: ' || (SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n
-  FROM webhook_events GROUP BY status) s) FROM webhook_events"
+# What the PostgreSQL server stored: every 2xx above should be an event of its own, not a dedupe answer, so
+# this count should be the sum of its rounds' rates times the seconds.
+psql -Atq "$url1" -c "SELECT 'PostgreSQL server stored ' || count(*) || ' events; statuses: ' ||
+  (SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n FROM webhook_events GROUP BY status) s)
+  FROM webhook_events"

@@ -212,7 +212,7 @@ func TestStartPicksUpFilesWithoutRestart(t *testing.T) {
 	s.Start(ctx)
 	scope := Scope{OrgID: "o", ProjectID: "p"}
 	writeByHand(t, filepath.Join(dir, "docs", "o", "p", "runbooks", "redis.md"), "# Redis\nFlush the replica cache.", time.Now())
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for len(search(t, s, scope, Query{Text: "replica cache"})) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the sync loop never indexed the file")

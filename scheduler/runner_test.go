@@ -37,7 +37,7 @@ func newTestRunner(t *testing.T) (*Runner, *logBuf) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -90,7 +90,7 @@ func TestStopWaitsForRunningJobs(t *testing.T) {
 	r.Start()
 	select {
 	case <-started:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("job never started")
 	}
 	r.Stop()

@@ -160,7 +160,7 @@ func (e *e2e) rawEvents(t *testing.T, sid string) string {
 // waitTask polls a task until pred holds.
 func (e *e2e) waitTask(t *testing.T, id string, pred func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		task := e.c.must(200, "GET", "/api/tasks/"+id, nil).JSON()
 		if pred(task) {

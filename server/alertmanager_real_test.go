@@ -44,16 +44,18 @@ func TestAlertmanagerSilenceOnDebianAlertmanager(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "alertmanager.yml"), "--storage.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
+		"--web.listen-address=127.0.0.1:0", "--cluster.listen-address=", "--log.level=info")
 	out := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cancel(); <-exited })
+	addr := childAddr(t, "alertmanager", out, promListening, exited)
 	for deadline := time.Now().Add(20 * time.Second); amSilences(t, addr) == nil; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("alertmanager did not start: %s", out.String())

@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +13,7 @@ import (
 
 	stripewebhook "github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/opsagent/opsagent/internal/testkit"
 	"github.com/opsagent/opsagent/server"
 )
 
@@ -39,53 +38,38 @@ func stripeMock(t *testing.T) string {
 		}
 		t.Skip("stripe-mock not installed (go install github.com/stripe/stripe-mock@v0.203.0); .ci/run installs it")
 	}
-	// The port is picked free and then handed to stripe-mock, so another
-	// test can take it in between: a stripe-mock that exits before it
-	// answers is started again on a new port.
-	for attempt := 1; ; attempt++ {
-		if base, ok := startStripeMock(t, bin); ok {
-			return base
-		}
-		if attempt == 3 {
-			t.Fatalf("stripe-mock did not start (3 attempts)")
-		}
-	}
+	return startStripeMock(t, bin)
 }
 
-// startStripeMock runs stripe-mock on a free loopback port and waits until
-// it answers; false when it exited first (its port was taken meanwhile).
-func startStripeMock(t *testing.T, bin string) (string, bool) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "-http-addr", addr)
-	var out bytes.Buffer // read only after it exited
-	cmd.Stdout, cmd.Stderr = &out, &out
+// startStripeMock runs stripe-mock on a loopback port it picks itself (a
+// port picked free by the test could be taken before stripe-mock bound
+// it, as once in CI), reads the address from its log and waits until it
+// answers.
+func startStripeMock(t *testing.T, bin string) string {
+	cmd := exec.Command(bin, "-http-addr", "127.0.0.1:0")
+	out := &testkit.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-	base := "http://" + addr
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	base := "http://" + childAddr(t, "stripe-mock", out, stripeMockListening, exited)
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		req, _ := http.NewRequest("GET", base+"/v1/customers", nil)
 		req.Header.Set("Authorization", "Bearer sk_test_123")
 		if res, err := http.DefaultClient.Do(req); err == nil {
 			res.Body.Close()
-			return base, true
+			return base
 		}
 		select {
 		case <-exited:
-			t.Logf("stripe-mock at %s exited before answering: %s", addr, out.Bytes())
-			return "", false
+			t.Fatalf("stripe-mock at %s exited: %s", base, out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("stripe-mock did not start at %s", addr)
+			t.Fatalf("stripe-mock at %s did not answer: %s", base, out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -174,9 +175,24 @@ func TestBillingStripeUnreachable(t *testing.T) {
 		t.Fatalf("got %d calls to Stripe, want the 2 failures retried (customer, then session)", n)
 	}
 
-	down := httptest.NewServer(http.NotFoundHandler())
-	downURL := down.URL
-	down.Close()
+	// Stripe down: a listener that hangs up on every connection. A closed
+	// server's port, as before, could be bound by another test's server in
+	// the meantime, which then answered for Stripe.
+	down, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	go func() {
+		for {
+			conn, err := down.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	downURL := "http://" + down.Addr().String()
 	env2 := billingEnv(t, "stripe", "tiny", stripeConfig(downURL))
 	d := env2.register("down@example.com")
 	r := d.do("POST", "/api/billing/checkout", map[string]any{"plan_id": "pro"})

@@ -87,10 +87,10 @@ func (f *chatFake) record(method string, r *http.Request) (chatCall, bool) {
 	return c, true
 }
 
-// waitFor returns the first call pred accepts, waiting up to 15 s.
+// waitFor returns the first call pred accepts, waiting up to 30 s.
 func (f *chatFake) waitFor(what string, pred func(chatCall) bool) chatCall {
 	f.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		f.mu.Lock()
 		for _, c := range f.calls {

@@ -84,7 +84,7 @@ func TestSlackConversationStreamsIntoTheThreadAndRetriesRunOnce(t *testing.T) {
 // waitSessionDone waits for a session to finish its turn and returns its detail.
 func waitSessionDone(t *testing.T, c *client, sid string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		d := c.must(200, "GET", "/api/sessions/detail/"+sid, nil).JSON()
 		if d["status"] != "running" || d["waiting_approval"] == true {
@@ -199,7 +199,7 @@ func TestSlackApprovalDecidedInTheConsoleUpdatesTheCardAndCommentModalDenies(t *
 	slackPost(ce.env, chID, fixture(t, "slack/app_mention.json", map[string]any{"event_id": "Ev2", "event.user": "U0MJRG1AL",
 		"event.ts": "1515449999.000001", "event.thread_ts": "1515449522.000016", "event.text": "<@U0LAN0Z89> try again"}), time.Now(), "application/json", slackSecret, 0)
 	var id2 string
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for id2 == "" && time.Now().Before(deadline) {
 		if items := ce.owner.must(200, "GET", "/api/approvals?status=pending", nil).JSON()["items"].([]any); len(items) == 1 {
 			id2 = items[0].(map[string]any)["id"].(string)

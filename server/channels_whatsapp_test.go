@@ -106,7 +106,7 @@ func TestWhatsAppHandshakeConversationButtonsAndTheDayWindow(t *testing.T) {
 	before := ce.whatsapp.count(func(chatCall) bool { return true })
 	ce.owner.must(200, "POST", "/api/approvals/"+id2+"/deny", map[string]any{"comment": "later"})
 	waitSessionDone(t, ce.owner, sid)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for withheld := 0; withheld < 2; { // the decided card and the answer
 		if err := ce.env.DB.Reader().QueryRow(`SELECT withheld FROM channel_threads`).Scan(&withheld); err != nil {
 			t.Fatal(err)

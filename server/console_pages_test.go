@@ -22,7 +22,7 @@ func jsString(s string) string {
 // timeout the test fails with what the page shows.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if ok, err := chromedp.Run(pctx, chromedp.Poll[bool](expr)); err != nil || !ok {
 		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))

@@ -29,7 +29,7 @@ func TestCleanupJobRemovesExpiredChallengesGrantsAndTokens(t *testing.T) {
 	// The verification and reset tokens are written after the answers (mail
 	// never holds a request): wait for both, or one lands after the clock
 	// moved and is live.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		var n int
 		if err := env.DB.Reader().QueryRow(`SELECT COUNT(DISTINCT kind) FROM email_tokens WHERE kind IN (?, ?)`,
 			string(store.TokenVerify), string(store.TokenReset)).Scan(&n); err != nil {

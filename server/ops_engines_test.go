@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
@@ -24,7 +25,17 @@ func TestEngineMetricsMove(t *testing.T) {
 		t.Fatalf("chat: %d %v", res.StatusCode, types(evs))
 	}
 
-	text := string(c.must(200, "GET", "/metrics", nil).Body)
+	// The runner counts the turn just after it publishes done (launch.go),
+	// so a scrape right after the stream can come first: wait for the run
+	// and its model usage (then the values below are checked exactly).
+	text := ""
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		text = string(c.must(200, "GET", "/metrics", nil).Body)
+		if (strings.Contains(text, `opsagent_agent_runs_total{outcome="completed",trigger="web"}`) && // RunFinished, then LLMUsage
+			strings.Contains(text, `opsagent_llm_cost_usd_total{model="fake-model"`)) || time.Now().After(deadline) {
+			break
+		}
+	}
 
 	// Webhooks on a server without an LLM (the task runs it starts fail fast).
 	env = newEnv(t)

@@ -39,7 +39,7 @@ func readyz(t *testing.T, env *testEnv, want int) readyBody {
 	t.Helper()
 	c := env.newClient()
 	var r *resp
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if r = c.do("GET", "/readyz", nil); r.Status == want {
 			break
 		}

@@ -239,7 +239,7 @@ func mustTime(t *testing.T, s string) time.Time {
 // leader is the index of the node that holds the scheduling (its log says so).
 func (pc *procCluster) leader(t *testing.T) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		for i, p := range pc.nodes {
 			if strings.Contains(p.Logs.String(), `msg="leadership taken"`) {

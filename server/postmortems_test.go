@@ -8,10 +8,10 @@ import (
 	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 )
 
-// poll calls get until ok holds or 10 s pass.
+// poll calls get until ok holds or 30 s pass.
 func pollUntil(t *testing.T, what string, get func() map[string]any, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		v := get()
 		if ok(v) {
@@ -75,8 +75,12 @@ func TestResolvedIncidentGetsADraftCitingItsRecords(t *testing.T) {
 		t.Fatalf("cited: %v", cited)
 	}
 	// The model was given the recorded facts: the command, its output, who approved when.
-	reqs := e.fake.Requests()
-	sheet := reqs[len(reqs)-1].Messages[0].Content
+	var sheet string
+	for _, r := range e.fake.Requests() { // the draft's request, wherever it came
+		if len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "Fact sheet:") {
+			sheet = r.Messages[0].Content
+		}
+	}
 	for _, want := range []string{"[approval:" + approval["id"].(string) + "]", "by oncall@example.com at", "go ahead",
 		"command: run_command", "command output", "hello", "[session:" + sid + "#", "HighLatency"} {
 		if !strings.Contains(sheet, want) {

@@ -74,7 +74,7 @@ func TestRulesWhatIfAndShadowRules(t *testing.T) {
 		return c.must(200, "POST", "/api/rules/preview", body).JSON()
 	}
 	org := orgOf(t, c)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		calls, _, err := e.env.DB.FindRecordedCalls(context.Background(), org, c.Project, time.Now().Add(-time.Hour), 10)
 		if err != nil || len(calls) == 3 {
 			break

@@ -24,7 +24,7 @@ func chat(t *testing.T, c *client, body map[string]any) (string, []sseEvent) {
 // waitSession polls a session until pred holds.
 func waitSession(t *testing.T, c *client, id string, pred func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		d := c.must(200, "GET", "/api/sessions/detail/"+id, nil).JSON()
 		if pred(d) {

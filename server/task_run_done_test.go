@@ -26,7 +26,7 @@ func TestTaskRunDoneAfterStatusSaved(t *testing.T) {
 		// at once with what was stored (nothing, or its session event); the
 		// model answers after 50 ms, so most runs are followed live.
 		var live []sseEvent
-		for deadline := time.Now().Add(10 * time.Second); !slices.Contains(types(live), "done"); time.Sleep(2 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); !slices.Contains(types(live), "done"); time.Sleep(2 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("run %d: its stream stayed empty", i)
 			}

@@ -239,7 +239,7 @@ func TestTaskTenancy(t *testing.T) {
 // waitStatus polls a task until its latest run reaches status.
 func waitStatus(t *testing.T, env *testEnv, c *client, id, status string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got := c.must(200, "GET", "/api/tasks/"+id, nil).JSON()
 		if got["last_status"] == status {

@@ -68,7 +68,16 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Kill mid-stream after 1.5 s and at least 100 acknowledged (a loaded
+	// machine may need longer for those).
+	for start, deadline := time.Now(), time.Now().Add(60*time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if (n >= 100 && time.Since(start) >= 1500*time.Millisecond) || time.Now().After(deadline) {
+			break
+		}
+	}
 	proc.Kill()
 	stop()
 	wg.Wait()
@@ -77,7 +86,13 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 	}
 	// Restart: the server comes up on the same data and dispatches what waited.
 	proc2 := testkit.StartProcess(t, bin, serve, nil)
-	time.Sleep(1500 * time.Millisecond)
+	tok = testkit.Call(t, "POST", proc2.URL+"/api/auth/login", "", "", map[string]any{"email": "o@example.com", "password": "correct horse battery"}, 200)["access_token"].(string)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		waiting := testkit.Call(t, "GET", proc2.URL+"/api/tasks/"+task+"/webhook/events?status=received&limit=1", tok, proj, nil, 200)
+		if waiting["total"] == float64(0) || time.Now().After(deadline) {
+			break // (past the deadline, the checks below name what was not dispatched)
+		}
+	}
 	proc2.Stop()
 
 	db, err := store.Open(context.Background(), filepath.Join(data, "opsagent.db"))

@@ -76,14 +76,14 @@ func (f *hookFixture) events(t *testing.T, query string) []map[string]any {
 // dispatch waits until no event of the webhook is waiting for dispatch.
 func (f *hookFixture) dispatch(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if len(f.events(t, "&status=received")) == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("events still waiting for dispatch after 10s")
+	t.Fatal("events still waiting for dispatch after 30s")
 }
 
 // amAlert is an Alertmanager delivery of one alert.

@@ -310,7 +310,7 @@ func TestWebhookPagerDutyIncidentLifecycle(t *testing.T) {
 		Items []map[string]any `json:"items"`
 	}
 	filed := false
-	for deadline := time.Now().Add(5 * time.Second); !filed && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !filed && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		owner.must(200, "GET", "/api/knowledge/search?q=checkout+error+rate&collection=incidents", nil).decode(t, &found)
 		for _, it := range found.Items {
 			filed = filed || it["name"] == inc["id"].(string)+".md"

@@ -16,6 +16,15 @@ type SessionEvent struct {
 	CreatedAt time.Time
 }
 
+// A session's events and transcript; callers use only the error, to abandon
+// the transaction (PostgreSQL pipelines them: pgDeferrable). A repeated seq
+// still fails the transaction, from its COMMIT.
+const (
+	insertSessionEvent = `INSERT INTO session_events (session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`
+	upsertTranscript   = `INSERT INTO session_transcripts (session_id, messages, pending, updated_at) VALUES (?,?,?,?)
+		ON CONFLICT(session_id) DO UPDATE SET messages = excluded.messages, pending = excluded.pending, updated_at = excluded.updated_at`
+)
+
 // AppendSessionEvents stores a batch of a session's events in one transaction.
 // The runner numbers them; a repeated seq is an error (two writers).
 func (db *DB) AppendSessionEvents(ctx context.Context, sessionID string, evs []SessionEvent) error {
@@ -23,7 +32,7 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID string, evs []S
 		return nil
 	}
 	return db.Write(ctx, func(tx *Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO session_events (session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`)
+		stmt, err := tx.PrepareContext(ctx, insertSessionEvent)
 		if err != nil {
 			return err
 		}
@@ -103,8 +112,6 @@ func findTranscript(ctx context.Context, q Querier, orgID, sessionID string) (*T
 }
 
 func saveTranscriptTx(ctx context.Context, tx *Tx, sessionID, messages, pending string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO session_transcripts (session_id, messages, pending, updated_at) VALUES (?,?,?,?)
-		ON CONFLICT(session_id) DO UPDATE SET messages = excluded.messages, pending = excluded.pending, updated_at = excluded.updated_at`,
-		sessionID, messages, pending, TS(tx.Now))
+	_, err := tx.ExecContext(ctx, upsertTranscript, sessionID, messages, pending, TS(tx.Now))
 	return err
 }

@@ -180,7 +180,10 @@ func transitionIncidentTx(ctx context.Context, tx *Tx, inc *Incident, to, actor,
 	}
 	if to == IncidentResolved {
 		// Closed incidents no longer attract alerts: a new storm opens a new one.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_keys WHERE incident_id = ?`, inc.ID); err != nil {
+		// A key carries its incident's project: the primary key's prefix
+		// limits the search to the project's keys (no index leads with
+		// incident_id: this was a scan of every open incident's keys).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_keys WHERE project_id = ? AND incident_id = ?`, inc.ProjectID, inc.ID); err != nil {
 			return err
 		}
 	}

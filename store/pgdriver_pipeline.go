@@ -27,11 +27,30 @@ var pgDeferrable = map[string]bool{
 	insertWebhookEvent: true, // webhook_event.go, InsertWebhookEvents: `if _, err := ...; err != nil { return err }`
 	insertTimeline:     true, // incident.go, addTimelineTx and the ingest dispatch: the same
 	insertAgentSession: true, // agentsession.go, CreateAgentSessionTx: every caller returns the error
+	// webhook_dispatch_run.go, recordRun: a fresh event's run (its unique key
+	// is the event's id); a conflict still fails the batch.
+	insertWebhookTaskRun: true,
+	// taskrun.go and agentsession_events.go: a run's task mirror, session
+	// events and transcript (every caller returns only the error).
+	updateTaskRunStarted: true,
+	updateTaskRunEnded:   true,
+	insertSessionEvent:   true,
+	upsertTranscript:     true,
 	// webhook_dispatch.go, the dispatcher's batch: results unused, errors returned.
 	insertIncidentKey:    true,
 	updateIncidentCounts: true,
 	dispatchedEvent:      true,
 	dispatchedEvent[:len(dispatchedEvent)-len(dispatchedEventWhere)] + `, body = NULL` + dispatchedEventWhere: true,
+}
+
+func init() {
+	// webhook_dispatch_flush.go: a batch's multi-row incident, key, alert and
+	// timeline INSERTs (insertRows returns only their error).
+	for _, byN := range flushStmts {
+		for _, q := range byN {
+			pgDeferrable[q] = true
+		}
+	}
 }
 
 // dispatchedEvent is applyDispatch's status update as webhook_dispatch.go

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -197,52 +200,117 @@ type PendingRun struct {
 	Input string
 }
 
-// queryPendingRuns reads the oldest pending run of each task, oldest first.
-// A task runs one at a time, so the dispatcher can start no other of its runs
-// in one pass; reading the whole queue instead scanned every queued run per
+// queryPendingHeads lists the oldest pending run of each task. A task runs
+// one at a time, so the dispatcher can start no other of its runs in one
+// pass; reading the whole queue instead scanned every queued run per
 // dispatch, and a queueing webhook under an alert storm queues one run per
-// delivery. The recursive part walks the tasks that have a pending session
-// (one seek each in agent_sessions_pending, migration 0140), the scalar
-// subquery picks each one's oldest that is a task run. 'pending' is written
-// out, not bound: a partial index serves only a literal. INDEXED BY holds
-// SQLite to that index (without statistics it took agent_sessions_status and
-// scanned the queue again); PostgreSQL's spelling drops it (pgRewrites).
-const queryPendingRuns = `WITH RECURSIVE queued(task_id) AS (
-		SELECT MIN(task_id) FROM agent_sessions INDEXED BY agent_sessions_pending WHERE status = 'pending'
+// delivery. The recursion walks the tasks that have a pending session, one
+// seek each in agent_sessions_pending (migration 0140); each step also picks
+// the previous task's oldest pending session that is a task run (head).
+// 'pending' is written out, not bound: a partial index serves only a
+// literal. INDEXED BY holds SQLite to that index (without statistics it took
+// agent_sessions_status and scanned the queue again); PostgreSQL's spelling
+// drops it (pgRewrites).
+const queryPendingHeads = `WITH RECURSIVE queued(task_id, head) AS (
+		SELECT MIN(task_id), NULL FROM agent_sessions INDEXED BY agent_sessions_pending WHERE status = 'pending'
 		UNION ALL
 		SELECT (SELECT MIN(a.task_id) FROM agent_sessions a INDEXED BY agent_sessions_pending
-			WHERE a.status = 'pending' AND a.task_id > queued.task_id)
+				WHERE a.status = 'pending' AND a.task_id > queued.task_id),
+			(SELECT p.id FROM agent_sessions p INDEXED BY agent_sessions_pending
+				WHERE p.status = 'pending' AND p.task_id = queued.task_id
+				AND EXISTS (SELECT 1 FROM task_runs q WHERE q.session_id = p.id) ORDER BY p.created_at, p.id LIMIT 1)
 		FROM queued WHERE queued.task_id IS NOT NULL)
-	SELECT r.scheduled_for, r.missed_fires, t.id, t.org_id, t.project_id, t.name,
+	SELECT head FROM queued WHERE head IS NOT NULL`
+
+// pendingRunChunk heads are read per query by queryPendingRunsByID (unused
+// places hold ”): a list of keys, not a join with the recursion, whose
+// row estimate made PostgreSQL hash-join whole tables. The status (a run may
+// have started since the heads were read) is checked here, not in SQL:
+// with the condition PostgreSQL also walked agent_sessions_status over the
+// whole queue (BitmapAnd) on its stale estimate of the pending count.
+const pendingRunChunk = 32
+
+var queryPendingRunsByID = `SELECT r.scheduled_for, r.missed_fires, t.id, t.org_id, t.project_id, t.name,
 		t.description, t.prompt, t.agent_type, t.schedule, t.timezone, t.overlap_policy, t.timeout_seconds, t.max_steps,
 		t.max_cost_usd, s.id, s.trigger_source, s.created_by, s.created_at,
-		CASE WHEN s.trigger_source = 'webhook' THEN s.first_prompt ELSE '' END
-		FROM queued
-		JOIN agent_sessions s ON s.id = (SELECT p.id FROM agent_sessions p INDEXED BY agent_sessions_pending
-			JOIN task_runs q ON q.session_id = p.id
-			WHERE p.task_id = queued.task_id AND p.status = 'pending' ORDER BY p.created_at, p.id LIMIT 1)
-		JOIN task_runs r ON r.session_id = s.id JOIN tasks t ON t.id = r.task_id
-		ORDER BY s.created_at, s.id LIMIT ?`
+		CASE WHEN s.trigger_source = 'webhook' THEN s.first_prompt ELSE '' END, s.status
+		FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id JOIN tasks t ON t.id = r.task_id
+		WHERE s.id IN (` + pendingRunIDs + `) AND r.session_id IN (` + pendingRunIDs + `)`
+
+// pendingRunIDs are the chunk's numbered placeholders, named twice above so
+// that both keyed tables are read by key (?NNN is $NNN on PostgreSQL).
+var pendingRunIDs = func() string {
+	var b strings.Builder
+	for i := 1; i <= pendingRunChunk; i++ {
+		if i > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString("?" + strconv.Itoa(i))
+	}
+	return b.String()
+}()
 
 // FindPendingRuns returns the oldest pending run of each task that has one,
 // up to limit, oldest first. A later run of a task is returned once the runs
 // before it left pending (the dispatcher runs again when a run ends).
 func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, error) {
-	rows, err := db.r.QueryContext(ctx, queryPendingRuns, limit)
+	rows, err := db.r.QueryContext(ctx, queryPendingHeads)
+	if err != nil {
+		return nil, err
+	}
+	var heads []any
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		heads = append(heads, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []PendingRun
+	for len(heads) > 0 {
+		chunk := make([]any, pendingRunChunk)
+		n := copy(chunk, heads)
+		for i := n; i < len(chunk); i++ {
+			chunk[i] = ""
+		}
+		heads = heads[n:]
+		if out, err = db.pendingRunsByID(ctx, chunk, out); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Session, out[j].Session
+		return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (db *DB) pendingRunsByID(ctx context.Context, ids []any, out []PendingRun) ([]PendingRun, error) {
+	rows, err := db.r.QueryContext(ctx, queryPendingRunsByID, ids...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []PendingRun
 	for rows.Next() {
 		var p PendingRun
 		var sched, createdBy sql.NullString
-		var created string
+		var created, status string
 		t := &p.Task
 		if err := rows.Scan(&sched, &p.MissedFires, &t.ID, &t.OrgID, &t.ProjectID, &t.Name, &t.Description, &t.Prompt,
 			&t.AgentType, &t.Schedule, &t.Timezone, &t.OverlapPolicy, &t.TimeoutSeconds, &t.MaxSteps, &t.MaxCostUSD,
-			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created, &p.Input); err != nil {
+			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created, &p.Input, &status); err != nil {
 			return nil, err
+		}
+		if status != SessionPending {
+			continue
 		}
 		p.ScheduledFor = scanNullTS(sched)
 		p.Session.OrgID, p.Session.ProjectID, p.Session.TaskID, p.Session.Status = t.OrgID, t.ProjectID, t.ID, SessionPending
@@ -251,6 +319,13 @@ func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, err
 	}
 	return out, rows.Err()
 }
+
+// A run's start and end mirrored onto its task; callers use only the error
+// (PostgreSQL sends them with the COMMIT: pgDeferrable).
+const (
+	updateTaskRunStarted = `UPDATE tasks SET last_run_at = ?, last_status = ?, last_session_id = ?, last_error = '' WHERE id = ?`
+	updateTaskRunEnded   = `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`
+)
 
 // StartTaskRun moves a pending run to running and stamps the task's last
 // run; false means another dispatcher (or a delete) got there first.
@@ -261,8 +336,7 @@ func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool,
 		if ok, err = transitionAgentSessionTx(ctx, tx, sessionID, SessionTransition{From: SessionPending, To: SessionRunning}); err != nil || !ok {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_run_at = ?, last_status = ?, last_session_id = ?, last_error = '' WHERE id = ?`,
-			TS(tx.Now), SessionRunning, sessionID, taskID)
+		_, err = tx.ExecContext(ctx, updateTaskRunStarted, TS(tx.Now), SessionRunning, sessionID, taskID)
 		return err
 	})
 	return ok, err
@@ -281,8 +355,7 @@ func (db *DB) FinishTaskRun(ctx context.Context, sessionID, taskID string, t Ses
 		if t.To != SessionCompleted {
 			lastErr = t.Reason
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,
-			t.To, lastErr, taskID, sessionID)
+		_, err = tx.ExecContext(ctx, updateTaskRunEnded, t.To, lastErr, taskID, sessionID)
 		return err
 	})
 }
@@ -312,8 +385,7 @@ func (db *DB) FailInterruptedRuns(ctx context.Context, reason string) (int, erro
 			if _, err := transitionAgentSessionTx(ctx, tx, p.sid, SessionTransition{From: SessionRunning, To: SessionFailed, Reason: reason}); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE tasks SET last_status = ?, last_error = ? WHERE id = ? AND last_session_id = ?`,
-				SessionFailed, reason, p.tid, p.sid); err != nil {
+			if _, err := tx.ExecContext(ctx, updateTaskRunEnded, SessionFailed, reason, p.tid, p.sid); err != nil {
 				return err
 			}
 		}

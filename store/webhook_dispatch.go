@@ -97,6 +97,14 @@ func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) (outs []D
 		out = out[:0]
 		st := newTxStmts(tx)
 		st.pre = pre
+		if err := st.prefetchKeys(ctx, len(plans), func(i int) (string, *Correlation) {
+			if p := plans[i]; p.Event != nil && p.Error == "" {
+				return p.Event.ProjectID, p.Correlation
+			}
+			return "", nil
+		}); err != nil {
+			return err
+		}
 		for i := range plans {
 			o, err := applyDispatchTx(ctx, st, &plans[i])
 			if err != nil {
@@ -137,7 +145,7 @@ func applyDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispatc
 	if p.DropBody {
 		q += `, body = NULL`
 	}
-	_, err = st.exec(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, TS(tx.Now), e.ID)
+	_, err = st.exec(ctx, q+` WHERE id = ?`, o.Status, string(items), p.Error, st.ts(tx.Now), e.ID)
 	return o, err
 }
 
@@ -297,46 +305,6 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// RecordWebhookRunTx records a run of task started by a webhook event.
-// input (the alert) becomes the session's first prompt: for a webhook run
-// first_prompt is the event input, which FindPendingRuns hands to the
-// scheduler as PendingRun.Input (the task's own prompt is read from the task
-// when the run starts). key is the run's exactly-once key. For its callers
-// (an approved approval, a missed heartbeat: one decision each, not an
-// alert storm) a disabled task or an active run under overlap_policy skip
-// records a cancelled session, as scheduled fires do; a webhook event's own
-// dispatch records such a skip on the event instead (webhookSkip).
-func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID string) (*AgentSession, error) {
-	if s, err := findRunByKey(ctx, tx, t.OrgID, key); err == nil {
-		return s, nil
-	} else if !IsNotFound(err) {
-		return nil, err
-	}
-	status, reason := SessionPending, ""
-	if !t.Enabled {
-		status, reason = SessionCancelled, "skipped: the task is disabled"
-	} else if t.OverlapPolicy == "skip" {
-		active, err := taskHasActiveRun(ctx, tx, t.ID)
-		if err != nil {
-			return nil, err
-		}
-		if active {
-			status, reason = SessionCancelled, "skipped: the previous run was still in progress (overlap_policy skip)"
-		}
-	}
-	s, err := recordRunTx(ctx, tx, t, key, TriggerWebhook, status, reason, userID, nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	if input != "" {
-		s.FirstPrompt = input
-		if _, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET first_prompt = ? WHERE id = ?`, s.FirstPrompt, s.ID); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
 // Correlation's statements (prepared on the writer connection by ingest).
 // The lookup by key selects the incident's id only: in a storm of distinct
 // groups nearly every lookup misses, and a miss of the 20-column form cost
@@ -369,6 +337,9 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		if i := st.open[e.ProjectID+"\x00"+k]; i != nil {
 			inc = i // joined earlier in this batch: still open, within its window
 			break
+		}
+		if st.keyAbsent(e.ProjectID, k) {
+			continue
 		}
 		var id string
 		err := st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since).Scan(&id)
@@ -484,7 +455,7 @@ func (s *txStmts) flushIncidents(ctx context.Context) error {
 		return err
 	}
 	for id, d := range s.counts {
-		if _, err := s.exec(ctx, updateIncidentCounts, d.alerts, d.events, TS(s.tx.Now), TS(s.tx.Now), nullStr(d.sessionID), id); err != nil {
+		if _, err := s.exec(ctx, updateIncidentCounts, d.alerts, d.events, s.ts(s.tx.Now), s.ts(s.tx.Now), nullStr(d.sessionID), id); err != nil {
 			return err
 		}
 	}

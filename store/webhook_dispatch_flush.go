@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // A dispatch batch (a group commit's inline dispatch, or a dispatcher
@@ -96,6 +97,18 @@ func (s *txStmts) insertRows(ctx context.Context, head string, cols int, args []
 	return nil
 }
 
+// ts is TS(t), formatted once per batch for the transaction's time, which
+// nearly every row of the batch carries (five times per incident opened).
+func (s *txStmts) ts(t time.Time) string {
+	if !t.Equal(s.tx.Now) {
+		return TS(t)
+	}
+	if s.now == "" {
+		s.now = TS(s.tx.Now)
+	}
+	return s.now
+}
+
 // openIncident registers an incident the batch opened (inserted by flush).
 func (s *txStmts) openIncident(inc *Incident) {
 	p := &pendingIncident{inc: inc, fps: map[string]bool{}}
@@ -133,7 +146,7 @@ func (s *txStmts) addKey(projectID, key string, inc *Incident) {
 
 // timeline appends an entry to an incident's timeline (at the flush).
 func (s *txStmts) timeline(incidentID, kind, actor, text, data string) {
-	s.tl = append(s.tl, timelineRow{id: NewID(), incidentID: incidentID, at: TS(s.tx.Now), kind: kind,
+	s.tl = append(s.tl, timelineRow{id: NewID(), incidentID: incidentID, at: s.ts(s.tx.Now), kind: kind,
 		actor: nullStr(actor), text: text, data: orJSON(data, "{}")})
 }
 
@@ -177,8 +190,8 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 		for _, p := range s.pendingOrder {
 			i := p.inc
 			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
-				i.AlertCount, i.EventCount, nullStr(i.SessionID), TS(i.OpenedAt), TS(i.LastAlertAt), nil, nil, nil, nil, "",
-				TS(i.CreatedAt), TS(i.UpdatedAt))
+				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), nil, nil, nil, nil, "",
+				s.ts(i.CreatedAt), s.ts(i.UpdatedAt))
 			for fp := range p.fps {
 				alerts = append(alerts, i.ID, fp)
 			}

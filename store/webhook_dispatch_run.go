@@ -71,6 +71,13 @@ func (s *txStmts) webhookSkip(ctx context.Context, t *Task) (reason, activeID st
 // transaction, which is the exactly-once guard, and task_runs' UNIQUE
 // run_key backs it up (a conflict fails the batch, which then rolls back
 // whole).
+// insertWebhookTaskRun is insertTaskRun for a batch's fresh event: its key
+// is the new event's id, so no conflict is expected, and PostgreSQL
+// pipelines it (pgDeferrable): a conflict would still fail the batch, from
+// the next statement or the commit, as a unique violation.
+const insertWebhookTaskRun = `INSERT INTO task_runs (session_id, task_id, org_id, run_key, scheduled_for, missed_fires, created_at)
+		VALUES (?,?,?,?,NULL,0,?)`
+
 func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*AgentSession, error) {
 	tx := s.tx
 	prompt := t.Prompt
@@ -82,7 +89,7 @@ func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*A
 	if err := CreateAgentSessionTx(ctx, tx, sess); err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, insertTaskRun, sess.ID, t.ID, t.OrgID, key, nil, 0, TS(tx.Now)); err != nil {
+	if _, err := tx.ExecContext(ctx, insertWebhookTaskRun, sess.ID, t.ID, t.OrgID, key, TS(tx.Now)); err != nil {
 		if isUnique(err) {
 			return nil, Errorf(EConflict, "this run was already recorded")
 		}
@@ -90,4 +97,44 @@ func (s *txStmts) recordRun(ctx context.Context, t *Task, key, input string) (*A
 	}
 	s.active[t.ID] = sess.ID
 	return sess, nil
+}
+
+// RecordWebhookRunTx records a run of task started by a webhook event.
+// input (the alert) becomes the session's first prompt: for a webhook run
+// first_prompt is the event input, which FindPendingRuns hands to the
+// scheduler as PendingRun.Input (the task's own prompt is read from the task
+// when the run starts). key is the run's exactly-once key. For its callers
+// (an approved approval, a missed heartbeat: one decision each, not an
+// alert storm) a disabled task or an active run under overlap_policy skip
+// records a cancelled session, as scheduled fires do; a webhook event's own
+// dispatch records such a skip on the event instead (webhookSkip).
+func RecordWebhookRunTx(ctx context.Context, tx *Tx, t *Task, key, input, userID string) (*AgentSession, error) {
+	if s, err := findRunByKey(ctx, tx, t.OrgID, key); err == nil {
+		return s, nil
+	} else if !IsNotFound(err) {
+		return nil, err
+	}
+	status, reason := SessionPending, ""
+	if !t.Enabled {
+		status, reason = SessionCancelled, "skipped: the task is disabled"
+	} else if t.OverlapPolicy == "skip" {
+		active, err := taskHasActiveRun(ctx, tx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if active {
+			status, reason = SessionCancelled, "skipped: the previous run was still in progress (overlap_policy skip)"
+		}
+	}
+	s, err := recordRunTx(ctx, tx, t, key, TriggerWebhook, status, reason, userID, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if input != "" {
+		s.FirstPrompt = input
+		if _, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET first_prompt = ? WHERE id = ?`, s.FirstPrompt, s.ID); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }

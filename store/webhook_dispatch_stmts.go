@@ -31,11 +31,16 @@ type txStmts struct {
 	// followRow: 1 + the index in tl of the current event's alert entry,
 	// which its dispatch's entries follow (0: none; followUp).
 	followRow int
+	// probed: the correlation keys the batch looked up in advance
+	// (project "\x00" key -> whether the database holds it; prefetchKeys).
+	probed map[string]bool
+	now    string // TS(tx.Now) once formatted (ts)
 }
 
 func newTxStmts(tx *Tx) *txStmts {
 	return &txStmts{tx: tx, m: map[string]*sql.Stmt{}, open: map[string]*Incident{}, counts: map[string]*incidentDelta{},
-		tasks: map[string]*Task{}, active: map[string]string{}, pending: map[string]*pendingIncident{}}
+		tasks: map[string]*Task{}, active: map[string]string{}, pending: map[string]*pendingIncident{},
+		probed: map[string]bool{}}
 }
 
 func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {

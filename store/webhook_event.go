@@ -158,6 +158,15 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 	err = db.writeHot(ctx, func(tx *Tx) error {
 		st := newTxStmts(tx)
 		st.pre = pre
+		// The inline dispatch's correlation keys, looked up at once (dispatch).
+		if err := st.prefetchKeys(ctx, len(items), func(i int) (string, *Correlation) {
+			if p := items[i].Plan; p != nil && p.Error == "" {
+				return items[i].Event.ProjectID, p.Correlation
+			}
+			return "", nil
+		}); err != nil {
+			return err
+		}
 		hooks := map[string]ingestHook{}
 		// Keyed by task and key or hash as a pair: no string built per event.
 		byKey := map[[2]string]string{}

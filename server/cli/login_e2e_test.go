@@ -32,7 +32,7 @@ func TestStoredSignInIsUsedRefreshedAndReportedExpired(t *testing.T) {
 	if err := login.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	var code string
 	for code == "" {
 		if m := userCode.FindStringSubmatch(out.String()); m != nil {

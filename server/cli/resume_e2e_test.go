@@ -63,7 +63,15 @@ func TestChatResumesAfterTheServerRestartsMidStream(t *testing.T) {
 	shown := len(got)
 
 	s.stop()
-	time.Sleep(300 * time.Millisecond) // the client notices and retries against a closed port
+	// The server comes back once the client has noticed and retries against
+	// the closed port: a client slower than a fixed pause (a loaded machine)
+	// asked the restarted server for the turn's state instead, found it
+	// over, and never said it reconnected.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), "reconnecting"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the client did not say it lost the connection:\n%s", stderr.String())
+		}
+	}
 	s.start(s.addr)
 
 	waitFor(`"event":"done"`)

@@ -46,7 +46,7 @@ func TestTaskLifeCycle(t *testing.T) {
 	// saved just after it: read the runs until it says completed.
 	var runs map[string]any
 	var items []any
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		runs = decode[map[string]any](t, ok(t, env, "tasks", "runs", id, "--json").stdout)
 		items = runs["items"].([]any)
 		if len(items) != 1 || items[0].(map[string]any)["status"] != "running" || time.Now().After(deadline) {
@@ -63,7 +63,7 @@ func TestTaskLifeCycle(t *testing.T) {
 	}
 	// The stream ends with the turn's last event; the session's status is
 	// saved just after it: cancel once it reads completed.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		show := decode[map[string]any](t, ok(t, env, "sessions", "show", run1, "--json").stdout)
 		if show["status"] == "completed" {
 			break

@@ -62,7 +62,7 @@ func TestWebhookEventsAndIncidents(t *testing.T) {
 
 	// The event, by task name; the incident it opened.
 	var events map[string]any
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		events = decode[map[string]any](t, ok(t, env, "webhooks", "events", "--task", "CPU alerts", "--json").stdout)
 		items := events["items"].([]any)

@@ -184,7 +184,7 @@ func TestRunnerCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, llmfake.Hang())
 	info := e.start(t, "hang")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !e.r.Live(info.SessionID) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -297,7 +297,7 @@ func TestRunnerWithoutLLMFailsTheTurn(t *testing.T) {
 
 func waitIdle(t *testing.T, r *runner.Runner, sessionID string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for r.Live(sessionID) {
 		if time.Now().After(deadline) {
 			t.Fatal("the turn stayed live")

@@ -65,7 +65,7 @@ func TestTLSVerifiedAndCAFileTrusted(t *testing.T) {
 	go func() {
 		_ = Run(ctx, Config{Server: srv.URL, Token: "ocn_test", Client: trusting, Logger: log, WorkDir: t.TempDir()})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !hub.Status("tls").Online {
 		if time.Now().After(deadline) {
 			t.Fatal("the connector did not connect with --ca-file")

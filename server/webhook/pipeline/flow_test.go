@@ -28,9 +28,9 @@ func TestLoadedBatchesDispatchFromTheQueue(t *testing.T) {
 	ctx := context.Background()
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !ok(); {
+		for deadline := time.Now().Add(30 * time.Second); !ok(); {
 			if time.Now().After(deadline) {
-				t.Fatalf("still waiting after 10s: %s", what)
+				t.Fatalf("still waiting after 30s: %s", what)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -194,7 +194,7 @@ func TestIngestGroupCommitStoresEachDeliveryOnce(t *testing.T) {
 	}
 	// Deliveries arriving together may be left to the dispatcher (flow.go),
 	// which queues their runs shortly after the acknowledgements.
-	for deadline := time.Now().Add(10 * time.Second); e.woken.Load() == 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); e.woken.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	stop()

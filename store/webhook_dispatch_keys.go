@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// A batch's correlation keys are looked up in one query per project and
+// chunk before its events are dispatched. In a storm of distinct groups
+// nearly every key is new: each event's own lookup (a join with the
+// incidents, sorted by last alert) found nothing, one statement per event.
+// The prefetch only learns which keys the database holds at all; a key it
+// holds is still looked up in full as the event is dispatched (open,
+// within the window, the latest), and a key it does not hold can only
+// have been added since by this batch, which finds those in txStmts.open.
+
+const prefetchKeysHead = `SELECT key FROM incident_keys WHERE project_id = ? AND key IN (`
+
+// prefetchKeysStmts are the prefetch's statements by key count.
+var prefetchKeysStmts = func() map[int]string {
+	m := map[int]string{}
+	for _, n := range flushChunks {
+		m[n] = prefetchKeysHead + strings.TrimSuffix(strings.Repeat("?,", n), ",") + `)`
+	}
+	return m
+}()
+
+func init() {
+	for _, q := range prefetchKeysStmts {
+		ingestStmts = append(ingestStmts, q)
+	}
+}
+
+// prefetchKeys records, for the correlation keys of the batch's n plans
+// (at(i): the project and correlation of the i-th, nil when none), whether
+// the database holds each (txStmts.probed).
+func (s *txStmts) prefetchKeys(ctx context.Context, n int, at func(i int) (string, *Correlation)) error {
+	byProject := map[string][]string{}
+	for i := 0; i < n; i++ {
+		project, c := at(i)
+		if c == nil {
+			continue
+		}
+		for _, k := range c.Keys {
+			mk := project + "\x00" + k
+			if _, seen := s.probed[mk]; seen {
+				continue
+			}
+			s.probed[mk] = false
+			byProject[project] = append(byProject[project], k)
+		}
+	}
+	for project, keys := range byProject {
+		for len(keys) > 0 {
+			n := len(keys)
+			for _, c := range flushChunks {
+				if c <= n {
+					n = c
+					break
+				}
+			}
+			args := make([]any, 0, n+1)
+			args = append(args, project)
+			for _, k := range keys[:n] {
+				args = append(args, k)
+			}
+			if err := s.storedKeys(ctx, project, prefetchKeysStmts[n], args); err != nil {
+				return err
+			}
+			keys = keys[n:]
+		}
+	}
+	return nil
+}
+
+func (s *txStmts) storedKeys(ctx context.Context, project, q string, args []any) error {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		s.probed[project+"\x00"+k] = true
+	}
+	return rows.Err()
+}
+
+// keyAbsent reports that the prefetch found no row of the key: the
+// database holds none (a row the batch added since is in txStmts.open).
+func (s *txStmts) keyAbsent(projectID, key string) bool {
+	stored, probed := s.probed[projectID+"\x00"+key]
+	return probed && !stored
+}

@@ -6,7 +6,9 @@
 #   .ci/bench.sh                        all rows, short runs
 #   .ci/bench.sh tasks me               some rows
 #   BASE=main .ci/bench.sh refresh      also an earlier revision, alternated (before/after)
-#   .ci/bench.sh -ingest-secs 300 -ingest-runs 1 ingest    the sustained ingest figure
+#   .ci/bench.sh -ingest-secs 30 -ingest-runs 10 ingest    the sustained ingest figure (five minutes)
+# The ingest row also runs its floor, .ci/bare-ingest (a bare durable receiver on the same stack),
+# alternated under the same wrk script.
 # Needs wrk (apt-get install wrk), curl-free; Linux (/proc, loopback source addresses).
 set -euo pipefail
 cd "$(dirname "$0")/.."

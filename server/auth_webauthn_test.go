@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
 	"testing"
 	"time"
@@ -17,11 +19,32 @@ func webauthnEnv(t *testing.T) *testEnv {
 	return newEnv(t, openSignup, func(c *server.Config) { c.BaseURL = "https://ops.example.test" })
 }
 
+// newEC2Credential is a virtual P-256 credential whose public key a real
+// authenticator could send: virtualwebauthn encodes the key's coordinates
+// with big.Int.Bytes(), which drops leading zero bytes (about one key in
+// 128), and go-webauthn rightly rejects a coordinate shorter than 32 bytes
+// ("did not verify" at registration, seen once in CI). Such keys are drawn
+// again.
+func newEC2Credential(t *testing.T) virtualwebauthn.Credential {
+	t.Helper()
+	for {
+		cred := virtualwebauthn.NewCredential(virtualwebauthn.KeyTypeEC2)
+		k, err := x509.ParsePKCS8PrivateKey(cred.Key.Data)
+		if err != nil {
+			t.Fatalf("virtual key: %v", err)
+		}
+		pub := k.(*ecdsa.PrivateKey)
+		if len(pub.X.Bytes()) == 32 && len(pub.Y.Bytes()) == 32 {
+			return cred
+		}
+	}
+}
+
 // registerKey registers a virtual security key and returns it.
 func registerKey(t *testing.T, c *client) (virtualwebauthn.Authenticator, virtualwebauthn.Credential, []string) {
 	t.Helper()
 	authr := virtualwebauthn.NewAuthenticator()
-	cred := virtualwebauthn.NewCredential(virtualwebauthn.KeyTypeEC2)
+	cred := newEC2Credential(t)
 	opts := c.must(200, "POST", "/api/auth/mfa/webauthn/register/options", nil)
 	parsed, err := virtualwebauthn.ParseAttestationOptions(string(opts.Body))
 	if err != nil {
@@ -132,7 +155,7 @@ func TestWebAuthnChallengeExpires(t *testing.T) {
 	env.Advance(6 * time.Minute)
 	c2 := env.newClient()
 	c2.Token = c.Token
-	att := virtualwebauthn.CreateAttestationResponse(testRP, authr, virtualwebauthn.NewCredential(virtualwebauthn.KeyTypeEC2), *parsed)
+	att := virtualwebauthn.CreateAttestationResponse(testRP, authr, newEC2Credential(t), *parsed)
 	// The access token has lapsed with the clock too; sign in again for a fresh one.
 	tok3, _ := startLogin(t, env, "kim@example.com")
 	cred.Counter = 0

@@ -125,14 +125,18 @@ type ingestHook struct {
 // connection: parsing them again for every group commit cost more than
 // a tenth of the writer's CPU.
 const (
-	insertWebhookEvent = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_hash)
+	insertWebhookEvent = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_key)
 	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	queryIngestHook = `SELECT w.enabled AND t.enabled, w.updated_at,
 	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
 	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id = ?`
 	queryIdemKey = `SELECT id FROM webhook_events WHERE task_id = ? AND idem_key = ?`
-	queryDedupe  = `SELECT id FROM webhook_events WHERE task_id = ? AND dedupe_hash = ? AND received_at >= ?
-	ORDER BY received_at DESC LIMIT 1`
+	// The key is compact, not unique: the row's task and full hash decide
+	// (dedupeKey). task_id || '' keeps SQLite's planner off the task/time
+	// index, which also serves the ORDER BY but would walk the task's
+	// whole window (TestDedupeLookupSeeksItsIndex).
+	queryDedupe = `SELECT id FROM webhook_events WHERE dedupe_key = ? AND received_at >= ?
+	AND task_id || '' = ? AND body_hash = ? ORDER BY received_at DESC LIMIT 1`
 )
 
 // ingestStmts are prepared before the ingest transaction.
@@ -218,7 +222,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 					from = TS(tx.Now.Add(-it.DedupeWindow))
 					since[it.DedupeWindow] = from
 				}
-				err := st.queryRow(ctx, queryDedupe, e.TaskID, e.BodyHash, from).Scan(&id)
+				err := st.queryRow(ctx, queryDedupe, dedupeKey(e.BodyHash), from, e.TaskID, e.BodyHash).Scan(&id)
 				if err == nil {
 					byHash[k] = id
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
@@ -246,9 +250,9 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			if status == "" {
 				status = EventReceived
 			}
-			var dedupeHash any // in the dedupe index only when this delivery was deduplicated
+			var dedupe any // in the dedupe index only when this delivery was deduplicated
 			if it.DedupeWindow > 0 {
-				dedupeHash = e.BodyHash
+				dedupe = dedupeKey(e.BodyHash)
 			}
 			if it.Plan != nil && !h.hasRules && status == EventReceived && h.updatedAt == TS(it.HookUpdatedAt) {
 				p := *it.Plan
@@ -268,7 +272,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			if _, err := st.exec(ctx, insertWebhookEvent, e.ID, e.OrgID, e.ProjectID, e.TaskID, now, e.Provider, e.Type,
 				nullStr(e.IdemKey), e.BodyHash, e.Verification, orJSON(e.Headers, "{}"), body, e.BodySize, e.Raw,
 				orJSON(e.Alerts, "[]"), status, orJSON(dispatch, "[]"), errText, nullStr(e.ReplayOf), e.Test,
-				dispatchedAt, dedupeHash); err != nil {
+				dispatchedAt, dedupe); err != nil {
 				return err
 			}
 			out[i].ID = e.ID
@@ -285,6 +289,30 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		return nil, err
 	}
 	return out, nil
+}
+
+// dedupeKey is the dedupe index's key of a body hash (lowercase hex, as
+// ingest writes it): its first 15 hex digits as a number, 60 bits so that
+// it is positive in both engines' 64-bit integers. Migration 0150 computes
+// the same in SQL for the rows stored before it; keep the two in step. A
+// non-hex digit counts as -1, as the migration's instr() - 1 does.
+func dedupeKey(bodyHash string) int64 {
+	var k int64
+	for i := 0; i < 15; i++ {
+		d := int64(0) // past the end: substr() is '', which instr() finds at 1
+		if i < len(bodyHash) {
+			switch c := bodyHash[i]; {
+			case c >= '0' && c <= '9':
+				d = int64(c - '0')
+			case c >= 'a' && c <= 'f':
+				d = int64(c-'a') + 10
+			default:
+				d = -1
+			}
+		}
+		k |= d << (4 * (14 - i))
+	}
+	return k
 }
 
 func orJSON(s, def string) string {

@@ -379,8 +379,8 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 	}
 	// What json.Marshal of {alerts, event_id, event_type} gives, without
 	// validating and compacting the alerts JSON again for every event.
-	typ, _ := json.Marshal(e.Type)
-	st.alertEntry(inc.ID, c.Title, `{"alerts":`+orJSON(c.Alerts, "[]")+`,"event_id":"`+e.ID+`","event_type":`+string(typ)+`}`)
+	st.alertEntry(inc.ID, c.Title, `{"alerts":`+orJSON(c.Alerts, "[]")+`,"event_id":"`+e.ID+`","event_type":`+
+		string(appendJSONString(nil, e.Type))+`}`)
 	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {
 		// The transition writes the incident's row and keys in place: the
 		// batch's buffered rows go first.

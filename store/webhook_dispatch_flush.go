@@ -173,9 +173,9 @@ func (s *txStmts) followUp(incidentID, kind, text, data string) {
 		r.follow[len(r.follow)-1] = ','
 	}
 	r.follow = append(r.follow, `{"id":"`+NewID()+`","kind":`...)
-	r.follow = append(r.follow, quoteName(kind)...)
+	r.follow = appendJSONString(r.follow, kind)
 	r.follow = append(r.follow, `,"text":`...)
-	r.follow = append(r.follow, quoteName(text)...)
+	r.follow = appendJSONString(r.follow, text)
 	r.follow = append(r.follow, `,"data":`...)
 	r.follow = append(r.follow, orJSON(data, "{}")...)
 	r.follow = append(r.follow, "}]"...)

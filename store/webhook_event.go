@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -131,16 +130,10 @@ const (
 	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
 	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id = ?`
 	queryIdemKey = `SELECT id FROM webhook_events WHERE task_id = ? AND idem_key = ?`
-	// The key is compact, not unique: the row's task and full hash decide
-	// (dedupeKey). task_id || '' keeps SQLite's planner off the task/time
-	// index, which also serves the ORDER BY but would walk the task's
-	// whole window (TestDedupeLookupSeeksItsIndex).
-	queryDedupe = `SELECT id FROM webhook_events WHERE dedupe_key = ? AND received_at >= ?
-	AND task_id || '' = ? AND body_hash = ? ORDER BY received_at DESC LIMIT 1`
 )
 
 // ingestStmts are prepared before the ingest transaction.
-var ingestStmts = []string{insertWebhookEvent, queryIngestHook, queryIdemKey, queryDedupe,
+var ingestStmts = []string{insertWebhookEvent, queryIngestHook, queryIdemKey,
 	queryOpenIncidentByKey, insertIncidentKey, insertTimeline, updateIncidentCounts}
 
 // InsertWebhookEvents stores a batch of deliveries in ONE transaction (the
@@ -169,6 +162,11 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			}
 			return "", nil
 		}); err != nil {
+			return err
+		}
+		// The stored events the batch's deliveries may duplicate.
+		stored, err := st.prefetchDedupe(ctx, items)
+		if err != nil {
 			return err
 		}
 		hooks := map[string]ingestHook{}
@@ -216,19 +214,15 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
 					continue
 				}
-				var id string
 				from, ok := since[it.DedupeWindow]
 				if !ok {
 					from = TS(tx.Now.Add(-it.DedupeWindow))
 					since[it.DedupeWindow] = from
 				}
-				err := st.queryRow(ctx, queryDedupe, dedupeKey(e.BodyHash), from, e.TaskID, e.BodyHash).Scan(&id)
-				if err == nil {
-					byHash[k] = id
-					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
+				if prev, hit := stored[k]; hit && prev.receivedAt >= from {
+					byHash[k] = prev.id
+					out[i] = IngestResult{ID: prev.id, Duplicate: "dedupe"}
 					continue
-				} else if !errors.Is(err, sql.ErrNoRows) {
-					return err
 				}
 			}
 			// A new delivery counts against the org's monthly event quota
@@ -262,7 +256,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				if err != nil {
 					return err
 				}
-				items, _ := json.Marshal(o.Items)
+				items := appendDispatchItems(nil, o.Items)
 				status, dispatch, errText, dispatchedAt = o.Status, string(items), p.Error, now
 				if p.DropBody {
 					body = nil

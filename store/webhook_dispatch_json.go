@@ -53,4 +53,3 @@ func appendDispatchItems(b []byte, items []DispatchItem) []byte {
 	}
 	return append(b, ']')
 }
-

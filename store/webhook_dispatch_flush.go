@@ -48,7 +48,14 @@ const (
 	flushKeyHead      = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
 	flushAlertHead    = `INSERT INTO incident_alerts (incident_id, fingerprint) VALUES `
 	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data, follow) VALUES `
+	// The group commit's events (InsertWebhookEvents), written at its end
+	// with their dispatch outcome: nothing in the transaction reads them
+	// before (the batch's duplicates are found in its memory).
+	flushEventHead = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_key) VALUES `
 )
+
+// flushEventCols is the number of values of one event row.
+const flushEventCols = 22
 
 // multiRow is head followed by rows tuples of cols placeholders.
 func multiRow(head string, cols, rows int) string {
@@ -59,7 +66,8 @@ func multiRow(head string, cols, rows int) string {
 // flushStmts are the multi-row statements, by table head and row count.
 var flushStmts = func() map[string]map[int]string {
 	m := map[string]map[int]string{}
-	for head, cols := range map[string]int{flushIncidentHead: 20, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 8} {
+	for head, cols := range map[string]int{flushIncidentHead: 20, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 8,
+		flushEventHead: flushEventCols} {
 		m[head] = map[int]string{}
 		for _, n := range flushChunks {
 			m[head][n] = multiRow(head, cols, n)

@@ -124,6 +124,8 @@ type ingestHook struct {
 // connection: parsing them again for every group commit cost more than
 // a tenth of the writer's CPU.
 const (
+	// insertWebhookEvent is one event's row; the group commit writes its
+	// events several rows per statement (flushEventHead).
 	insertWebhookEvent = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_key)
 	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	queryIngestHook = `SELECT w.enabled AND t.enabled, w.updated_at,
@@ -133,7 +135,7 @@ const (
 )
 
 // ingestStmts are prepared before the ingest transaction.
-var ingestStmts = []string{insertWebhookEvent, queryIngestHook, queryIdemKey,
+var ingestStmts = []string{queryIngestHook, queryIdemKey,
 	queryOpenIncidentByKey, insertIncidentKey, insertTimeline, updateIncidentCounts}
 
 // InsertWebhookEvents stores a batch of deliveries in ONE transaction (the
@@ -169,6 +171,9 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		if err != nil {
 			return err
 		}
+		// The batch's event rows, inserted at its end in multi-row
+		// statements (flushEventHead).
+		events := make([]any, 0, flushEventCols*len(items))
 		hooks := map[string]ingestHook{}
 		// Keyed by task and key or hash as a pair: no string built per event.
 		byKey := map[[2]string]string{}
@@ -263,12 +268,10 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				}
 				out[i].Dispatched = &o
 			}
-			if _, err := st.exec(ctx, insertWebhookEvent, e.ID, e.OrgID, e.ProjectID, e.TaskID, now, e.Provider, e.Type,
+			events = append(events, e.ID, e.OrgID, e.ProjectID, e.TaskID, now, e.Provider, e.Type,
 				nullStr(e.IdemKey), e.BodyHash, e.Verification, orJSON(e.Headers, "{}"), body, e.BodySize, e.Raw,
 				orJSON(e.Alerts, "[]"), status, orJSON(dispatch, "[]"), errText, nullStr(e.ReplayOf), e.Test,
-				dispatchedAt, dedupe); err != nil {
-				return err
-			}
+				dispatchedAt, dedupe)
 			out[i].ID = e.ID
 			if e.IdemKey != "" {
 				byKey[[2]string{e.TaskID, e.IdemKey}] = e.ID
@@ -276,6 +279,9 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			if it.DedupeWindow > 0 {
 				byHash[[2]string{e.TaskID, e.BodyHash}] = e.ID
 			}
+		}
+		if err := st.insertRows(ctx, flushEventHead, flushEventCols, events); err != nil {
+			return err
 		}
 		return st.flushIncidents(ctx)
 	})

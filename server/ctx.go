@@ -14,14 +14,13 @@ type ctxKey int
 const (
 	paramsKey ctxKey = iota
 	identityKey
-	requestIDKey
-	loggerKey
+	requestIDKey // *reqState (middleware.go)
 )
 
 // loggerFrom returns the request's logger (carrying its request id).
 func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
-		return l
+	if st := stateFrom(ctx); st != nil {
+		return st.log.With("request_id", st.rid)
 	}
 	return slog.New(slog.DiscardHandler)
 }
@@ -57,8 +56,10 @@ func IdentityFrom(ctx context.Context) *Identity {
 
 // RequestID returns the id the access log and error bodies carry.
 func RequestID(ctx context.Context) string {
-	s, _ := ctx.Value(requestIDKey).(string)
-	return s
+	if st := stateFrom(ctx); st != nil {
+		return st.rid
+	}
+	return ""
 }
 
 // Ctx is what every handler receives: the exchange, the route, the caller.

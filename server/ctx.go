@@ -12,9 +12,8 @@ import (
 type ctxKey int
 
 const (
-	paramsKey ctxKey = iota
-	identityKey
-	requestIDKey // *reqState (middleware.go)
+	identityKey  ctxKey = iota
+	requestIDKey        // *reqState (middleware.go)
 )
 
 // loggerFrom returns the request's logger (carrying its request id).
@@ -26,10 +25,6 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 }
 
 type param struct{ name, value string }
-
-func withParams(ctx context.Context, p []param) context.Context {
-	return context.WithValue(ctx, paramsKey, p)
-}
 
 // Identity is the authenticated caller of a request.
 type Identity struct {
@@ -77,8 +72,11 @@ func (c *Ctx) Context() context.Context { return c.R.Context() }
 
 // Param returns a path parameter by its name in the route path.
 func (c *Ctx) Param(name string) string {
-	ps, _ := c.R.Context().Value(paramsKey).([]param)
-	for _, p := range ps {
+	st := stateFrom(c.R.Context())
+	if st == nil {
+		return ""
+	}
+	for _, p := range st.params {
 		if p.name == name {
 			return p.value
 		}

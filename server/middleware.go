@@ -73,7 +73,7 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 // wrap turns a route into a handler: request id, access log, panic recovery,
 // body cap, authentication, cross-origin check, permission and project
 // resolution: the guards live here once, not in each handler.
-func (s *Server) wrap(rt *Route) http.Handler {
+func (s *Server) wrap(rt *Route) routeHandler {
 	obs := s.metrics.forRoute(rt)
 	if s.cfg.DisableHTTPMetrics {
 		obs = nil
@@ -82,14 +82,14 @@ func (s *Server) wrap(rt *Route) http.Handler {
 	if slices.Contains(rt.Tags, opsTag) {
 		logLevel = slog.LevelDebug // probes and scrapes every few seconds would drown the log
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request, params []param) {
 		start := time.Now()
 		rid := r.Header.Get("X-Request-ID")
 		if rid == "" || len(rid) > 64 {
 			rid = store.NewID()
 		}
 		w.Header().Set("X-Request-ID", rid)
-		st := &reqState{rid: rid, log: s.log}
+		st := &reqState{rid: rid, log: s.log, params: params}
 		ctx := context.WithValue(r.Context(), requestIDKey, st)
 		if isStream(r) {
 			if obs != nil {
@@ -142,16 +142,18 @@ func (s *Server) wrap(rt *Route) http.Handler {
 		if err := s.serveRoute(c); err != nil {
 			writeError(rec, c.R, err)
 		}
-	})
+	}
 }
 
 // reqState is what wrap keeps of one request, in one allocation: its id,
-// the audit mark (auditUnsafe), the status recorder and the handler's Ctx.
+// the path parameters, the audit mark (auditUnsafe), the status recorder
+// and the handler's Ctx.
 // The request's logger is made from it only when a handler logs
 // (loggerFrom): most requests log nothing but the access line.
 type reqState struct {
 	rid     string
 	log     *slog.Logger // the server's; loggerFrom adds request_id
+	params  []param
 	audited atomic.Bool
 	rec     statusRecorder
 	c       Ctx

@@ -12,25 +12,19 @@ import (
 type ctxKey int
 
 const (
-	paramsKey ctxKey = iota
-	identityKey
-	requestIDKey
-	loggerKey
+	identityKey  ctxKey = iota
+	requestIDKey        // *reqState (middleware.go)
 )
 
 // loggerFrom returns the request's logger (carrying its request id).
 func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
-		return l
+	if st := stateFrom(ctx); st != nil {
+		return st.log.With("request_id", st.rid)
 	}
 	return slog.New(slog.DiscardHandler)
 }
 
 type param struct{ name, value string }
-
-func withParams(ctx context.Context, p []param) context.Context {
-	return context.WithValue(ctx, paramsKey, p)
-}
 
 // Identity is the authenticated caller of a request.
 type Identity struct {
@@ -57,8 +51,10 @@ func IdentityFrom(ctx context.Context) *Identity {
 
 // RequestID returns the id the access log and error bodies carry.
 func RequestID(ctx context.Context) string {
-	s, _ := ctx.Value(requestIDKey).(string)
-	return s
+	if st := stateFrom(ctx); st != nil {
+		return st.rid
+	}
+	return ""
 }
 
 // Ctx is what every handler receives: the exchange, the route, the caller.
@@ -76,8 +72,11 @@ func (c *Ctx) Context() context.Context { return c.R.Context() }
 
 // Param returns a path parameter by its name in the route path.
 func (c *Ctx) Param(name string) string {
-	ps, _ := c.R.Context().Value(paramsKey).([]param)
-	for _, p := range ps {
+	st := stateFrom(c.R.Context())
+	if st == nil {
+		return ""
+	}
+	for _, p := range st.params {
 		if p.name == name {
 			return p.value
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/server/auth"
@@ -72,7 +73,7 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 // wrap turns a route into a handler: request id, access log, panic recovery,
 // body cap, authentication, cross-origin check, permission and project
 // resolution: the guards live here once, not in each handler.
-func (s *Server) wrap(rt *Route) http.Handler {
+func (s *Server) wrap(rt *Route) routeHandler {
 	obs := s.metrics.forRoute(rt)
 	if s.cfg.DisableHTTPMetrics {
 		obs = nil
@@ -81,16 +82,15 @@ func (s *Server) wrap(rt *Route) http.Handler {
 	if slices.Contains(rt.Tags, opsTag) {
 		logLevel = slog.LevelDebug // probes and scrapes every few seconds would drown the log
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request, params []param) {
 		start := time.Now()
 		rid := r.Header.Get("X-Request-ID")
 		if rid == "" || len(rid) > 64 {
 			rid = store.NewID()
 		}
 		w.Header().Set("X-Request-ID", rid)
-		logger := s.log.With("request_id", rid)
-		ctx := context.WithValue(r.Context(), requestIDKey, rid)
-		ctx = context.WithValue(ctx, loggerKey, logger)
+		st := &reqState{rid: rid, log: s.log, params: params}
+		ctx := context.WithValue(r.Context(), requestIDKey, st)
 		if isStream(r) {
 			if obs != nil {
 				defer obs.streamOpened()()
@@ -101,8 +101,10 @@ func (s *Server) wrap(rt *Route) http.Handler {
 			defer context.AfterFunc(s.stopping, cancel)()
 		}
 		r = r.WithContext(ctx)
-		rec := &statusRecorder{ResponseWriter: w}
-		c := &Ctx{W: rec, R: r, Route: rt, srv: s}
+		rec := &st.rec
+		rec.ResponseWriter = w
+		st.c = Ctx{W: rec, R: r, Route: rt, srv: s}
+		c := &st.c
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -114,13 +116,14 @@ func (s *Server) wrap(rt *Route) http.Handler {
 			if obs != nil {
 				obs.observe(rec.status, took)
 			}
-			if !logger.Enabled(ctx, logLevel) {
+			if !s.log.Enabled(ctx, logLevel) {
 				return
 			}
 			// One line per request: ids and the route template, never the raw
-			// path (it may carry tokens), a body or a header value.
+			// path (it may carry tokens), a body or a header value. request_id
+			// comes first, where a logger made With it would put it.
 			attrs := make([]slog.Attr, 0, 12)
-			attrs = append(attrs, slog.String("method", r.Method), slog.String("route", rt.Path), slog.Int("status", rec.status),
+			attrs = append(attrs, slog.String("request_id", rid), slog.String("method", r.Method), slog.String("route", rt.Path), slog.Int("status", rec.status),
 				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", rec.bytes), slog.String("ip", s.clientIP(r)))
 			if c.ID != nil {
 				attrs = append(attrs, slog.String("user_id", c.ID.UserID))
@@ -134,12 +137,31 @@ func (s *Server) wrap(rt *Route) http.Handler {
 			if c.Project != nil {
 				attrs = append(attrs, slog.String("project_id", c.Project.ID))
 			}
-			logger.LogAttrs(ctx, logLevel, "request", attrs...)
+			s.log.LogAttrs(ctx, logLevel, "request", attrs...)
 		}()
 		if err := s.serveRoute(c); err != nil {
 			writeError(rec, c.R, err)
 		}
-	})
+	}
+}
+
+// reqState is what wrap keeps of one request, in one allocation: its id,
+// the path parameters, the audit mark (auditUnsafe), the status recorder
+// and the handler's Ctx.
+// The request's logger is made from it only when a handler logs
+// (loggerFrom): most requests log nothing but the access line.
+type reqState struct {
+	rid     string
+	log     *slog.Logger // the server's; loggerFrom adds request_id
+	params  []param
+	audited atomic.Bool
+	rec     statusRecorder
+	c       Ctx
+}
+
+func stateFrom(ctx context.Context) *reqState {
+	st, _ := ctx.Value(requestIDKey).(*reqState)
+	return st
 }
 
 func (s *Server) serveRoute(c *Ctx) error {

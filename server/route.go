@@ -65,7 +65,7 @@ type compiled struct {
 // of the same method has a parameter, all routes there are registered under one
 // parameter, and a dispatcher picks the route whose literals match, literal
 // routes first. This is the only place that knows about it.
-func buildRouter(routes []*Route, wrap func(*Route) http.Handler) *httprouter.Router {
+func buildRouter(routes []*Route, wrap func(*Route) routeHandler) *httprouter.Router {
 	rt := httprouter.New()
 	rt.RedirectTrailingSlash = false
 	rt.RedirectFixedPath = false
@@ -129,7 +129,7 @@ func buildRouter(routes []*Route, wrap func(*Route) http.Handler) *httprouter.Ro
 		for _, key := range keys {
 			cands := table[key]
 			sort.SliceStable(cands, func(a, b int) bool { return cands[a].literals > cands[b].literals })
-			handlers := make([]http.Handler, len(cands))
+			handlers := make([]routeHandler, len(cands))
 			for i, c := range cands {
 				handlers[i] = wrap(c.route)
 			}
@@ -139,26 +139,33 @@ func buildRouter(routes []*Route, wrap func(*Route) http.Handler) *httprouter.Ro
 	return rt
 }
 
-func dispatch(cands []*compiled, handlers []http.Handler) httprouter.Handle {
+// routeHandler serves a matched route with its path parameters (wrap).
+type routeHandler func(w http.ResponseWriter, r *http.Request, params []param)
+
+func dispatch(cands []*compiled, handlers []routeHandler) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		path := strings.Trim(r.URL.Path, "/")
+		n := strings.Count(path, "/") + 1 // segments, as strings.Split counts them
 	next:
 		for i, c := range cands {
-			if len(parts) != len(c.segs) {
+			if n != len(c.segs) {
 				continue
 			}
 			var params []param
-			for lvl, s := range c.segs {
+			rest := path
+			for _, s := range c.segs {
+				part, after, _ := strings.Cut(rest, "/")
+				rest = after
 				if isParam(s) {
-					if parts[lvl] == "" {
+					if part == "" {
 						continue next
 					}
-					params = append(params, param{name: s[1 : len(s)-1], value: parts[lvl]})
-				} else if s != parts[lvl] {
+					params = append(params, param{name: s[1 : len(s)-1], value: part})
+				} else if s != part {
 					continue next
 				}
 			}
-			handlers[i].ServeHTTP(w, r.WithContext(withParams(r.Context(), params)))
+			handlers[i](w, r, params)
 			return
 		}
 		writeError(w, r, errNotFoundRoute)

@@ -25,8 +25,7 @@ func (s *Server) auditUnsafe(rt *Route, h func(*Ctx) error) func(*Ctx) error {
 		return h
 	}
 	return func(c *Ctx) error {
-		mark := new(atomic.Bool)
-		c.R = c.R.WithContext(context.WithValue(c.Context(), auditMarkKey{}, mark))
+		mark := auditMark(c)
 		err := h(c)
 		if err != nil || c.ID == nil || mark.Load() {
 			return err
@@ -49,9 +48,26 @@ func (s *Server) auditUnsafe(rt *Route, h func(*Ctx) error) func(*Ctx) error {
 	}
 }
 
+// auditMark is the request's mark, cleared: what counts is what the
+// handler audits. wrap's request state holds it; a request without one (no
+// caller today) gets its own in the context.
+func auditMark(c *Ctx) *atomic.Bool {
+	if st := stateFrom(c.Context()); st != nil {
+		st.audited.Store(false)
+		return &st.audited
+	}
+	mark := new(atomic.Bool)
+	c.R = c.R.WithContext(context.WithValue(c.Context(), auditMarkKey{}, mark))
+	return mark
+}
+
 // markAudited notes that the request wrote its own specific audit event.
 func markAudited(ctx context.Context) {
 	if m, ok := ctx.Value(auditMarkKey{}).(*atomic.Bool); ok {
 		m.Store(true)
+		return
+	}
+	if st := stateFrom(ctx); st != nil {
+		st.audited.Store(true)
 	}
 }

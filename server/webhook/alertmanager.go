@@ -43,7 +43,7 @@ type amAlert struct {
 
 func parseAlertmanager(body []byte) (Event, error) {
 	var p amPayload
-	if err := decode("alertmanager", body, &p); err != nil {
+	if err := decodeAM("alertmanager", body, &p); err != nil {
 		return Event{}, err
 	}
 	if p.Alerts == nil && p.Status == "" {

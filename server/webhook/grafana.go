@@ -17,7 +17,7 @@ type grafanaLegacy struct {
 
 func parseGrafana(body []byte) (Event, error) {
 	var p amPayload
-	if err := decode("grafana", body, &p); err != nil {
+	if err := decodeAM("grafana", body, &p); err != nil {
 		return Event{}, err
 	}
 	if p.Alerts != nil {

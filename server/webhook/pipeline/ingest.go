@@ -77,8 +77,7 @@ func (p *Pipeline) Ingest(ctx context.Context, st *Hook, h http.Header, body []b
 	switch {
 	case err == nil:
 		ev.Type = parsed.Type
-		alerts, _ := json.Marshal(parsed.Alerts)
-		ev.Alerts = string(alerts)
+		ev.Alerts = alertsJSON(parsed.Alerts)
 	case hook.Provider == string(webhook.ProviderGeneric) && webhook.ErrorCode(err) == webhook.CodeInvalidPayload && !json.Valid(body):
 		// The generic provider keeps what it cannot read as raw text:
 		// redaction globs cannot apply, so the body is stored as received.
@@ -88,7 +87,7 @@ func (p *Pipeline) Ingest(ctx context.Context, st *Hook, h http.Header, body []b
 		return nil, &Invalid{Msg: err.Error(), Type: "value_error.webhook_payload", Loc: []any{"body"}}
 	}
 	ev.Body = stored
-	ev.Headers = storedHeaders(h)
+	ev.Headers = headersJSON(h)
 	if parsed.Delivery != "" && o.ReplayOf == "" && !o.Test {
 		// The provider's own delivery identity is the idempotency key: a
 		// replay of a captured delivery is a duplicate for as long as the
@@ -128,23 +127,6 @@ func redactAndParse(hook *store.Webhook, h http.Header, body []byte) ([]byte, we
 	}
 	ev, err := webhook.Parse(webhook.Provider(hook.Provider), h, stored)
 	return stored, ev, err
-}
-
-// storedHeaders keeps the non-credential headers of a delivery, bounded.
-func storedHeaders(h http.Header) string {
-	out := map[string]string{}
-	for name, vals := range h {
-		if webhook.IsCredentialHeader(name) || len(out) == maxHeaders {
-			continue
-		}
-		v := strings.Join(vals, ", ")
-		if len(v) > maxHeaderSz {
-			v = v[:maxHeaderSz]
-		}
-		out[strings.ToLower(name)] = v
-	}
-	b, _ := json.Marshal(out)
-	return string(b)
 }
 
 // StoredHeaders reads back the headers Ingest kept for an event (replays

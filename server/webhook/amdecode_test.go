@@ -1,0 +1,122 @@
+package webhook
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sameAsEncodingJSON checks the fast Alertmanager reader against
+// encoding/json: whatever it accepts, encoding/json accepts with the same
+// result (what it declines goes to encoding/json anyway).
+func sameAsEncodingJSON(t *testing.T, body []byte) (fast bool) {
+	t.Helper()
+	var got, want amPayload
+	wantErr := json.Unmarshal(body, &want)
+	if !amFast(body, &got) {
+		return false
+	}
+	if wantErr != nil {
+		t.Fatalf("fast reader accepted what encoding/json refuses (%v): %q", wantErr, body)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("fast reader differs on %q:\n got %#v\nwant %#v", body, got, want)
+	}
+	return true
+}
+
+// amBodies are the real Alertmanager and Grafana deliveries of testdata.
+func amBodies(t testing.TB) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, name := range []string{"samples/alertmanager.json", "samples/grafana.json", "alertmanager/multi-firing.json"} {
+		out = append(out, readTestdata(t, name))
+	}
+	f, err := os.Open(testdataPath("alertmanager/deliveries-0.25.0.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var d struct{ Body json.RawMessage }
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d.Body)
+	}
+	return out
+}
+
+func TestAMFastTakesRealDeliveries(t *testing.T) {
+	for _, b := range amBodies(t) {
+		if !sameAsEncodingJSON(t, bytes.TrimSpace(b)) {
+			t.Errorf("a real delivery took the slow path: %.200s", b)
+		}
+	}
+}
+
+func TestAMFastEdgeCases(t *testing.T) {
+	fast := []string{
+		`{}`,
+		` {"status":"firing"} `,
+		`{"alerts":[]}`,
+		`{"alerts":null,"groupLabels":null,"commonLabels":{}}`,
+		`{"version":null,"status":null}`,
+		`{"groupKey":"{}:{alertname=\"Disk\", x=\"\\u00e9\\/\"}","receiver":"caf\u00e9 \ud83d\ude00"}`,
+		`{"title":"héllo wörld ✓","alerts":[{"labels":{"a":"1","a":"2"},"annotations":{"\u0061b":"c"}}]}`,
+		`{"unknown":{"a":[1,-2.5e+3,0,true,false,null,"x\n",{"":{}}]},"alerts":[{"extra":[[[]]],"status":"resolved"}]}`,
+		"{\"message\":\"bad \xff utf8 \xc3\",\"alerts\":[{\"labels\":{\"k\xfe\":\"v\xc0\"}}]}",
+		`{"Unknown":1,"alertsX":3,"x":"ünïcode"}`,
+	}
+	for _, s := range fast {
+		if !sameAsEncodingJSON(t, []byte(s)) {
+			t.Errorf("took the slow path: %s", s)
+		}
+	}
+	slow := []string{
+		`{"Status":"firing"}`, // case-insensitive match: encoding/json's rule
+		`{"status":"a","status":"b"}`,
+		`{"version":4}`,
+		`{"status":5}`,
+		`{"alerts":[null]}`,
+		`{"alerts":[{"labels":{"a":null}}]}`,
+		`{"alerts":[{"labels":{"a":1}}]}`,
+		`{"groupLabels":{"a":"b"},"groupLabels":{"c":"d"}}`,
+		`{"x":01}`, `{"x":-}`, `{"x":1.}`, `{"x":1e}`, `{"x":tru}`, `{"x":"\x"}`, `{"x":"\u12"}`,
+		"{\"x\":\"a\tb\"}", `{"x":1,}`, `{,}`, `{"x" 1}`, `{"x":1} x`, `{"x":[1,]}`, `{"x":"`,
+		`{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
+		"{\"\u212aey\":1}", // the Kelvin sign folds to k
+		`{"ünïcode":2}`,
+	}
+	for _, s := range slow {
+		if sameAsEncodingJSON(t, []byte(s)) {
+			t.Errorf("took the fast path: %s", s)
+		}
+	}
+}
+
+// Run the seeds with go test; explore with go test -fuzz=FuzzAMFast.
+func FuzzAMFast(f *testing.F) {
+	for _, b := range amBodies(f) {
+		f.Add(b)
+	}
+	files, _ := filepath.Glob(testdataPath("samples/*.json"))
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"alerts":[{"labels":{"a":"\u00e9"}}],"x":[1,{"y":null}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sameAsEncodingJSON(t, body)
+	})
+}

@@ -7,6 +7,9 @@
 #   .ci/bench-cluster.sh [rounds] [seconds] [connections]   (defaults 3, 5, 32)
 # BASE=<rev> also builds that revision and runs it as a second PostgreSQL server (its own database) in the
 # ingest rounds, alternated with this tree's: a same-run before/after.
+# The ingest rounds also run the floor, .ci/bare-ingest on PostgreSQL (its own database in the same cluster:
+# Go's HTTP server, group commit, one multi-row INSERT per batch, synchronous_commit on; no authentication,
+# parsing, dedupe, tenancy or dispatch), under the same wrk script: what this machine allows on PostgreSQL.
 # ROWS=ingest runs only the ingest comparison (ROWS=me only the GETs). Each ingest figure carries the CPU per
 # event of the server process and, on PostgreSQL, of the cluster's backends (every child of the postmaster
 # that OPSAGENT_TEST_DATABASE_URL reaches: use a cluster of your own), from /proc, so a busy machine's
@@ -27,6 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$work/opsagent" .
+CGO_ENABLED=0 go build -o "$work/bare-ingest" ./.ci/bare-ingest
 if [ -n "${BASE:-}" ]; then # an export of the revision (no worktree is registered)
   mkdir -p "$work/base-src" && git archive "$BASE" | tar -x -C "$work/base-src"
   (cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/opsagent-base" .)
@@ -143,6 +147,10 @@ end
 LUA
   echo "$out"
 }
+urlf=$(newdb floor); mkdir -p "$work/floor"
+"$work/bare-ingest" 127.0.0.1:0 "$work/floor" "$urlf" >"$work/floor.addr" 2>"$work/floor.log" & floorpid=$!; pids+=($floorpid)
+for _ in $(seq 1 100); do [ -s "$work/floor.addr" ] && break; sleep 0.1; done
+floor=$(head -1 "$work/floor.addr")
 hl=$(hooks "$lite" "$tl"); h1=$(hooks "$pg1" "$t1"); [ -z "${BASE:-}" ] || hb=$(hooks "$pgb" "$tb")
 hz=$(getconf CLK_TCK)
 ingest() { # addr lua server-pid database-or-empty run-label -> throughput, p99, CPU per event (server, PostgreSQL)
@@ -161,8 +169,10 @@ for r in $(seq 1 "$rounds"); do
   else
     p=$(ingest "$pg1" "$h1" "$pg1pid" "$(dbof "$url1")" "r$r"); [ -z "${BASE:-}" ] || b=$(ingest "$pgb" "$hb" "$pgbpid" "$(dbof "$urlb")" "r$r")
   fi
+  f=$(ingest "$floor" "$h1" "$floorpid" "$(dbof "$urlf")" "r$r")
   line="round $r: appliance $a | PostgreSQL 1 server $p"
   [ -z "${BASE:-}" ] || line="$line | PostgreSQL, $BASE $b"
+  line="$line | floor (bare-ingest on PostgreSQL) $f"
   echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
 done
 # What the PostgreSQL server stored: every 2xx above should be an event of its own, not a dedupe answer, so

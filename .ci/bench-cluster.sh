@@ -25,6 +25,7 @@ dbs=()
 cleanup() {
   # serve runs in a command substitution (a subshell): its servers' pids are in $work/pids.
   for p in "${pids[@]}" $(cat "$work/pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  [ -z "${KEEP:-}" ] || { echo "kept databases: ${dbs[*]}" >&2; dbs=(); } # KEEP=1: for EXPLAIN afterwards
   for d in "${dbs[@]}"; do psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
@@ -161,6 +162,9 @@ ingest() { # addr lua server-pid database-or-empty run-label -> throughput, p99,
     /requests in/ {n = $1} /Requests\/sec/ {r = $2} /^ +99%/ {p = $2} /Non-2xx/ {e = $5}
     END {printf "%.0f/s p99 %s%s, CPU/event server %.0f µs", r, p, (e ? " non-2xx " e : ""), s / hz / (n - e) * 1e6
       if (pg) printf " + PostgreSQL %.0f µs", g / hz / (n - e) * 1e6}'; }
+if [ -n "${PGSS:-}" ]; then
+  psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
+fi
 echo "durable webhook ingest, four Alertmanager webhooks, wrk -t2 -c$((conns * 2)) ${secs}s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
   a=$(ingest "$lite" "$hl" "$litepid" "" "r$r")
@@ -177,6 +181,16 @@ for r in $(seq 1 "$rounds"); do
 done
 # What the PostgreSQL server stored: every 2xx above should be an event of its own, not a dedupe answer, so
 # this count should be the sum of its rounds' rates times the seconds.
+stored=$(psql -Atq "$url1" -c "SELECT greatest(count(*), 1) FROM webhook_events")
 psql -Atq "$url1" -c "SELECT 'PostgreSQL server stored ' || count(*) || ' events; statuses: ' ||
   (SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n FROM webhook_events GROUP BY status) s)
   FROM webhook_events"
+# PGSS=1: the PostgreSQL server's statements from pg_stat_statements (the cluster needs
+# shared_preload_libraries = 'pg_stat_statements'; the extension is created here), reset before the ingest
+# rounds: calls and time per stored event, the most expensive first.
+if [ -n "${PGSS:-}" ]; then
+  psql -Atq "$OPSAGENT_TEST_DATABASE_URL" -F ' | ' -c "SELECT round(s.calls::numeric / $stored, 2) || ' calls/event', round((s.total_exec_time * 1000 / $stored)::numeric, 1) || ' µs/event',
+    round(s.wal_bytes::numeric / $stored) || ' WAL B/event', s.rows, left(regexp_replace(s.query, '\s+', ' ', 'g'), 160)
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$(dbof "$url1")'
+    ORDER BY s.total_exec_time DESC LIMIT ${PGSS_TOP:-40}"
+fi

@@ -155,13 +155,21 @@ floor=$(head -1 "$work/floor.addr")
 hl=$(hooks "$lite" "$tl"); h1=$(hooks "$pg1" "$t1"); [ -z "${BASE:-}" ] || hb=$(hooks "$pgb" "$tb")
 hz=$(getconf CLK_TCK)
 ingest() { # addr lua server-pid database-or-empty run-label -> throughput, p99, CPU per event (server, PostgreSQL)
-  local s0 g0 out
-  s0=$(ticks "$3"); g0=$(pgticks "$4")
+  local s0 g0 e0 out
+  s0=$(ticks "$3"); g0=$(pgticks "$4"); e0=$(ended "$4")
   out=$(wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1" -- "$5")
-  echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks "$4") - g0 ))" -v hz="$hz" -v pg="$4" '
+  echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks "$4") - g0 ))" -v hz="$hz" -v pg="$4" \
+    -v runs="$(( $(ended "$4") - e0 ))" -v secs="$secs" '
     /requests in/ {n = $1} /Requests\/sec/ {r = $2} /^ +99%/ {p = $2} /Non-2xx/ {e = $5}
     END {printf "%.0f/s p99 %s%s, CPU/event server %.0f µs", r, p, (e ? " non-2xx " e : ""), s / hz / (n - e) * 1e6
-      if (pg) printf " + PostgreSQL %.0f µs", g / hz / (n - e) * 1e6}'; }
+      if (pg) printf " + PostgreSQL %.0f µs", g / hz / (n - e) * 1e6
+      if (runs > 0) printf ", runs ended %.0f/s", runs / secs}'; }
+# The queued runs the server ended (the bench tasks queue a run per delivery and run one at a time per task:
+# the runs trail the deliveries, and their CPU falls in whichever rounds they end in): read CPU per event
+# against it. 0 for a database without agent sessions (the floor's).
+ended() { [ -n "$1" ] || { echo 0; return; }
+  psql -Atq "$(echo "$OPSAGENT_TEST_DATABASE_URL" | sed "s#/[^/?]*\(?\|\$\)#/$1\1#")" -c \
+    "SELECT count(*) FROM agent_sessions WHERE ended_at IS NOT NULL" 2>/dev/null || echo 0; }
 if [ -n "${PGSS:-}" ]; then
   psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
 fi

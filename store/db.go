@@ -69,6 +69,9 @@ type DB struct {
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
+	// finishGC group-commits run ends (FinishTaskRun, taskrun_group.go).
+	finishInit sync.Once
+	finishGC   *groupCommit[runFinish, struct{}]
 	// tg tracks which tables the writer changed, for the read caches
 	// (readcache.go); the caches themselves follow.
 	tg         tableGens

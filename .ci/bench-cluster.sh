@@ -7,6 +7,9 @@
 #   .ci/bench-cluster.sh [rounds] [seconds] [connections]   (defaults 3, 5, 32)
 # BASE=<rev> also builds that revision and runs it as a second PostgreSQL server (its own database) in the
 # ingest rounds, alternated with this tree's: a same-run before/after.
+# The ingest rounds also run the floor, .ci/bare-ingest on PostgreSQL (its own database in the same cluster:
+# Go's HTTP server, group commit, one multi-row INSERT per batch, synchronous_commit on; no authentication,
+# parsing, dedupe, tenancy or dispatch), under the same wrk script: what this machine allows on PostgreSQL.
 # ROWS=ingest runs only the ingest comparison (ROWS=me only the GETs). Each ingest figure carries the CPU per
 # event of the server process and, on PostgreSQL, of the cluster's backends (every child of the postmaster
 # that OPSAGENT_TEST_DATABASE_URL reaches: use a cluster of your own), from /proc, so a busy machine's
@@ -22,11 +25,13 @@ dbs=()
 cleanup() {
   # serve runs in a command substitution (a subshell): its servers' pids are in $work/pids.
   for p in "${pids[@]}" $(cat "$work/pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  [ -z "${KEEP:-}" ] || { echo "kept databases: ${dbs[*]}" >&2; dbs=(); } # KEEP=1: for EXPLAIN afterwards
   for d in "${dbs[@]}"; do psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$work/opsagent" .
+CGO_ENABLED=0 go build -o "$work/bare-ingest" ./.ci/bare-ingest
 if [ -n "${BASE:-}" ]; then # an export of the revision (no worktree is registered)
   mkdir -p "$work/base-src" && git archive "$BASE" | tar -x -C "$work/base-src"
   (cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/opsagent-base" .)
@@ -143,16 +148,31 @@ end
 LUA
   echo "$out"
 }
+urlf=$(newdb floor); mkdir -p "$work/floor"
+"$work/bare-ingest" 127.0.0.1:0 "$work/floor" "$urlf" >"$work/floor.addr" 2>"$work/floor.log" & floorpid=$!; pids+=($floorpid)
+for _ in $(seq 1 100); do [ -s "$work/floor.addr" ] && break; sleep 0.1; done
+floor=$(head -1 "$work/floor.addr")
 hl=$(hooks "$lite" "$tl"); h1=$(hooks "$pg1" "$t1"); [ -z "${BASE:-}" ] || hb=$(hooks "$pgb" "$tb")
 hz=$(getconf CLK_TCK)
 ingest() { # addr lua server-pid database-or-empty run-label -> throughput, p99, CPU per event (server, PostgreSQL)
-  local s0 g0 out
-  s0=$(ticks "$3"); g0=$(pgticks "$4")
+  local s0 g0 e0 out
+  s0=$(ticks "$3"); g0=$(pgticks "$4"); e0=$(ended "$4")
   out=$(wrk -t2 -c"$((conns * 2))" -d"${secs}s" --latency -s "$2" "http://$1" -- "$5")
-  echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks "$4") - g0 ))" -v hz="$hz" -v pg="$4" '
+  echo "$out" | awk -v s="$(( $(ticks "$3") - s0 ))" -v g="$(( $(pgticks "$4") - g0 ))" -v hz="$hz" -v pg="$4" \
+    -v runs="$(( $(ended "$4") - e0 ))" -v secs="$secs" '
     /requests in/ {n = $1} /Requests\/sec/ {r = $2} /^ +99%/ {p = $2} /Non-2xx/ {e = $5}
     END {printf "%.0f/s p99 %s%s, CPU/event server %.0f µs", r, p, (e ? " non-2xx " e : ""), s / hz / (n - e) * 1e6
-      if (pg) printf " + PostgreSQL %.0f µs", g / hz / (n - e) * 1e6}'; }
+      if (pg) printf " + PostgreSQL %.0f µs", g / hz / (n - e) * 1e6
+      if (runs > 0) printf ", runs ended %.0f/s", runs / secs}'; }
+# The queued runs the server ended (the bench tasks queue a run per delivery and run one at a time per task:
+# the runs trail the deliveries, and their CPU falls in whichever rounds they end in): read CPU per event
+# against it. 0 for a database without agent sessions (the floor's).
+ended() { [ -n "$1" ] || { echo 0; return; }
+  psql -Atq "$(echo "$OPSAGENT_TEST_DATABASE_URL" | sed "s#/[^/?]*\(?\|\$\)#/$1\1#")" -c \
+    "SELECT count(*) FROM agent_sessions WHERE ended_at IS NOT NULL" 2>/dev/null || echo 0; }
+if [ -n "${PGSS:-}" ]; then
+  psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
+fi
 echo "durable webhook ingest, four Alertmanager webhooks, wrk -t2 -c$((conns * 2)) ${secs}s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
   a=$(ingest "$lite" "$hl" "$litepid" "" "r$r")
@@ -161,12 +181,24 @@ for r in $(seq 1 "$rounds"); do
   else
     p=$(ingest "$pg1" "$h1" "$pg1pid" "$(dbof "$url1")" "r$r"); [ -z "${BASE:-}" ] || b=$(ingest "$pgb" "$hb" "$pgbpid" "$(dbof "$urlb")" "r$r")
   fi
+  f=$(ingest "$floor" "$h1" "$floorpid" "$(dbof "$urlf")" "r$r")
   line="round $r: appliance $a | PostgreSQL 1 server $p"
   [ -z "${BASE:-}" ] || line="$line | PostgreSQL, $BASE $b"
+  line="$line | floor (bare-ingest on PostgreSQL) $f"
   echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
 done
 # What the PostgreSQL server stored: every 2xx above should be an event of its own, not a dedupe answer, so
 # this count should be the sum of its rounds' rates times the seconds.
+stored=$(psql -Atq "$url1" -c "SELECT greatest(count(*), 1) FROM webhook_events")
 psql -Atq "$url1" -c "SELECT 'PostgreSQL server stored ' || count(*) || ' events; statuses: ' ||
   (SELECT string_agg(status || ' ' || n, ', ') FROM (SELECT status, count(*) n FROM webhook_events GROUP BY status) s)
   FROM webhook_events"
+# PGSS=1: the PostgreSQL server's statements from pg_stat_statements (the cluster needs
+# shared_preload_libraries = 'pg_stat_statements'; the extension is created here), reset before the ingest
+# rounds: calls and time per stored event, the most expensive first.
+if [ -n "${PGSS:-}" ]; then
+  psql -Atq "$OPSAGENT_TEST_DATABASE_URL" -F ' | ' -c "SELECT round(s.calls::numeric / $stored, 2) || ' calls/event', round((s.total_exec_time * 1000 / $stored)::numeric, 1) || ' µs/event',
+    round(s.wal_bytes::numeric / $stored) || ' WAL B/event', s.rows, left(regexp_replace(s.query, '\s+', ' ', 'g'), 160)
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$(dbof "$url1")'
+    ORDER BY s.total_exec_time DESC LIMIT ${PGSS_TOP:-40}"
+fi

@@ -291,26 +291,44 @@ func (e *Tasks) Dispatch(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	started := 0
+	// The runs that may start are reserved (their task busy, their org's
+	// count up), then started in one transaction (one commit for all).
+	var picked []*store.PendingRun
+	var starts []store.RunStart
 	for i := range pending {
 		p := &pending[i]
 		if e.taskBusy[p.Task.ID] || e.orgRunning[p.Task.OrgID] >= e.opt.OrgConcurrency {
 			continue
 		}
-		ok, err := e.db.StartTaskRun(ctx, p.Session.ID, p.Task.ID)
-		if err != nil {
-			return started, err
-		}
-		if !ok {
-			continue
-		}
 		e.taskBusy[p.Task.ID] = true
 		e.orgRunning[p.Task.OrgID]++
+		picked = append(picked, p)
+		starts = append(starts, store.RunStart{SessionID: p.Session.ID, TaskID: p.Task.ID})
+	}
+	if len(starts) == 0 {
+		return 0, nil
+	}
+	ok, err := e.db.StartTaskRuns(ctx, starts)
+	started := 0
+	for i, p := range picked {
+		if err != nil || !ok[i] {
+			e.releaseLocked(p.Task.ID, p.Task.OrgID)
+			continue
+		}
 		started++
 		e.wg.Add(1)
 		go e.execute(*p)
 	}
-	return started, nil
+	return started, err
+}
+
+// releaseLocked frees a task's slot and its org's (dispatchMu held).
+func (e *Tasks) releaseLocked(taskID, orgID string) {
+	delete(e.taskBusy, taskID)
+	e.orgRunning[orgID]--
+	if e.orgRunning[orgID] <= 0 {
+		delete(e.orgRunning, orgID)
+	}
 }
 
 func (e *Tasks) execute(p store.PendingRun) {
@@ -352,11 +370,7 @@ func (e *Tasks) execute(p store.PendingRun) {
 	}
 	e.log.Info("task run ended", "task_id", t.ID, "session_id", run.SessionID, "status", tr.To, "reason", tr.Reason)
 	e.dispatchMu.Lock()
-	delete(e.taskBusy, t.ID)
-	e.orgRunning[t.OrgID]--
-	if e.orgRunning[t.OrgID] <= 0 {
-		delete(e.orgRunning, t.OrgID)
-	}
+	e.releaseLocked(t.ID, t.OrgID)
 	e.dispatchMu.Unlock()
 	// A slot is free: start what waits (queued runs, runs over the org limit).
 	if _, err := e.Dispatch(e.base); err != nil && e.base.Err() == nil {

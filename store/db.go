@@ -69,6 +69,11 @@ type DB struct {
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
+	// finishGC group-commits run ends (FinishTaskRun, taskrun_group.go).
+	finishInit sync.Once
+	finishGC   *groupCommit[runFinish, struct{}]
+	// analyzeStop ends the PostgreSQL statistics keeper (pg_analyze.go).
+	analyzeStop func()
 	// tg tracks which tables the writer changed, for the read caches
 	// (readcache.go); the caches themselves follow.
 	tg         tableGens
@@ -163,6 +168,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 func (db *DB) Close() error {
 	db.stmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
 	db.wstmts.Range(func(_, v any) bool { v.(*sql.Stmt).Close(); return true })
+	if db.analyzeStop != nil {
+		db.analyzeStop()
+	}
 	if db.locks != nil {
 		db.closeRuns()
 		db.locks.Close()

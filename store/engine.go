@@ -83,6 +83,7 @@ func OpenPostgres(ctx context.Context, databaseURL string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	db.startPGAnalyzer()
 	return db, nil
 }
 

@@ -329,35 +329,10 @@ const (
 
 // StartTaskRun moves a pending run to running and stamps the task's last
 // run; false means another dispatcher (or a delete) got there first.
+// (FinishTaskRun and the dispatcher's StartTaskRuns: taskrun_group.go.)
 func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool, error) {
-	var ok bool
-	err := db.Write(ctx, func(tx *Tx) error {
-		var err error
-		if ok, err = transitionAgentSessionTx(ctx, tx, sessionID, SessionTransition{From: SessionPending, To: SessionRunning}); err != nil || !ok {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, updateTaskRunStarted, TS(tx.Now), SessionRunning, sessionID, taskID)
-		return err
-	})
-	return ok, err
-}
-
-// FinishTaskRun moves a running run to its terminal status and mirrors the
-// outcome onto the task (last_status, last_error) while it is the task's latest run.
-func (db *DB) FinishTaskRun(ctx context.Context, sessionID, taskID string, t SessionTransition) error {
-	t.From = SessionRunning
-	return db.Write(ctx, func(tx *Tx) error {
-		ok, err := transitionAgentSessionTx(ctx, tx, sessionID, t)
-		if err != nil || !ok {
-			return err
-		}
-		lastErr := ""
-		if t.To != SessionCompleted {
-			lastErr = t.Reason
-		}
-		_, err = tx.ExecContext(ctx, updateTaskRunEnded, t.To, lastErr, taskID, sessionID)
-		return err
-	})
+	ok, err := db.StartTaskRuns(ctx, []RunStart{{SessionID: sessionID, TaskID: taskID}})
+	return err == nil && ok[0], err
 }
 
 // FailInterruptedRuns marks task runs left running by a stopped process as

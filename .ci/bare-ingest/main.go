@@ -4,8 +4,11 @@
 // (modernc.org/sqlite, WAL, synchronous=FULL, answered after the commit),
 // with one index besides the key. No authentication, parsing, dedupe,
 // tenancy or dispatch: whatever opsagent reaches is measured against this.
+// Given a PostgreSQL URL as third argument it stores in PostgreSQL instead
+// (pg.go): the floor of .ci/bench-cluster.sh's PostgreSQL ingest row.
 //
 //	go build -o bare-ingest ./.ci/bare-ingest && ./bare-ingest 127.0.0.1:0 DIR   (prints the bound address)
+//	./bare-ingest 127.0.0.1:0 DIR postgres://...   (PostgreSQL, synchronous_commit on)
 package main
 
 import (
@@ -36,18 +39,14 @@ func main() {
 	if len(os.Args) > 2 {
 		addr, dir = os.Args[1], os.Args[2]
 	}
-	dsn := "file:" + filepath.Join(dir, "bare-ingest.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		fail(err)
-	}
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, path TEXT NOT NULL, received_at TEXT NOT NULL, body_hash TEXT NOT NULL, body BLOB);
-		CREATE INDEX IF NOT EXISTS events_path ON events(path, received_at)`); err != nil {
-		fail(err)
+	var store func(context.Context, []delivery) error
+	if len(os.Args) > 3 {
+		store = openPostgres(os.Args[3])
+	} else {
+		store = openSQLite(dir)
 	}
 	queue := make(chan delivery, 8192)
-	go writer(db, queue)
+	go writer(store, queue)
 	r := httprouter.New()
 	r.POST("/api/webhooks/:id", func(w http.ResponseWriter, req *http.Request, _ httprouter.Params) {
 		body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
@@ -74,8 +73,22 @@ func main() {
 	_ = http.Serve(ln, r)
 }
 
+func openSQLite(dir string) func(context.Context, []delivery) error {
+	dsn := "file:" + filepath.Join(dir, "bare-ingest.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		fail(err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, path TEXT NOT NULL, received_at TEXT NOT NULL, body_hash TEXT NOT NULL, body BLOB);
+		CREATE INDEX IF NOT EXISTS events_path ON events(path, received_at)`); err != nil {
+		fail(err)
+	}
+	return func(ctx context.Context, batch []delivery) error { return commit(ctx, db, batch) }
+}
+
 // writer commits whatever is queued in one transaction, then answers it.
-func writer(db *sql.DB, queue chan delivery) {
+func writer(store func(context.Context, []delivery) error, queue chan delivery) {
 	ctx := context.Background()
 	for {
 		batch := []delivery{<-queue}
@@ -88,7 +101,7 @@ func writer(db *sql.DB, queue chan delivery) {
 				break fill
 			}
 		}
-		err := commit(ctx, db, batch)
+		err := store(ctx, batch)
 		for _, d := range batch {
 			d.done <- err
 		}

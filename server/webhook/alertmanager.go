@@ -15,7 +15,7 @@ type amPayload struct {
 	GroupKey          string            `json:"groupKey"`
 	Status            string            `json:"status"`
 	Receiver          string            `json:"receiver"`
-	GroupLabels       map[string]string `json:"groupLabels"`
+	GroupLabels       map[string]string `json:"groupLabels"` // unused: the fast reader (amdecode.go) does not keep it
 	CommonLabels      map[string]string `json:"commonLabels"`
 	CommonAnnotations map[string]string `json:"commonAnnotations"`
 	ExternalURL       string            `json:"externalURL"`

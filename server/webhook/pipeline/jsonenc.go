@@ -57,7 +57,7 @@ func appendJSONString(b []byte, s string) []byte {
 // alertsJSON is json.Marshal(alerts) as a string ("" where Marshal fails,
 // as Ingest stored it).
 func alertsJSON(alerts []webhook.Alert) string {
-	if b, ok := appendAlerts(make([]byte, 0, 256*len(alerts)+2), alerts); ok {
+	if b, ok := appendAlerts(make([]byte, 0, 512*len(alerts)+2), alerts); ok {
 		return string(b)
 	}
 	b, _ := json.Marshal(alerts)

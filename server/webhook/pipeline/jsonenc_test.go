@@ -152,3 +152,45 @@ func FuzzJSONString(f *testing.F) {
 		}
 	})
 }
+
+// benchBody is the body .ci/bench's ingest row posts.
+const benchBody = `{"version":"4","groupKey":"{}:{alertname=\"Diskrun1-0-1\"}","status":"firing","receiver":"opsagent","groupLabels":{"alertname":"Diskrun1-0-1"},"commonLabels":{"alertname":"Diskrun1-0-1","severity":"warning"},"commonAnnotations":{},"externalURL":"http://am:9093","alerts":[{"status":"firing","labels":{"alertname":"Diskrun1-0-1","instance":"db-run1-0-1"},"annotations":{"summary":"disk filling"},"startsAt":"2026-11-23T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"run1-0-1"}]}`
+
+var benchHeaders = http.Header{"Authorization": {"Bearer whsec_x"}, "Content-Type": {"application/json"},
+	"Content-Length": {"480"}, "Host": {"127.0.0.1:41234"}}
+
+func BenchmarkParseBenchBody(b *testing.B) {
+	for b.Loop() {
+		if _, err := webhook.Parse(webhook.ProviderAlertmanager, benchHeaders, []byte(benchBody)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAlertsJSON(b *testing.B) {
+	ev, _ := webhook.Parse(webhook.ProviderAlertmanager, nil, []byte(benchBody))
+	b.Run("hand", func(b *testing.B) {
+		for b.Loop() {
+			_ = alertsJSON(ev.Alerts)
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			m, _ := json.Marshal(ev.Alerts)
+			_ = string(m)
+		}
+	})
+}
+
+func BenchmarkHeadersJSON(b *testing.B) {
+	b.Run("hand", func(b *testing.B) {
+		for b.Loop() {
+			_ = headersJSON(benchHeaders)
+		}
+	})
+	b.Run("map-encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			_ = oldStoredHeaders(benchHeaders)
+		}
+	})
+}

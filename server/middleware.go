@@ -173,7 +173,11 @@ func (s *Server) serveRoute(c *Ctx) error {
 	if r.ContentLength > limit {
 		return &http.MaxBytesError{Limit: limit}
 	}
-	r.Body = http.MaxBytesReader(c.W, r.Body, limit)
+	if r.ContentLength < 0 {
+		// Without a Content-Length (chunked) the cap is ours to enforce;
+		// with one, net/http already ends the body there, within the limit.
+		r.Body = http.MaxBytesReader(c.W, r.Body, limit)
+	}
 	// A browser attaches our cookies to requests other sites make it send, so
 	// an unsafe request whose credential may be a cookie (no Authorization
 	// header) must come from our own origin. This covers the token-exempt

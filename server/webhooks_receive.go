@@ -97,17 +97,24 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 // maps its refusals to the API's error shapes.
 func (s *Server) ingest(ctx context.Context, st *pipeline.Hook, h http.Header, body []byte, o pipeline.Opts) (*WebhookAck, error) {
 	ack, err := s.wh.Ingest(ctx, st, h, body, o)
+	if err != nil {
+		return nil, ingestError(err)
+	}
+	if ack.Duplicate != "" {
+		return &WebhookAck{EventID: ack.EventID, Status: "duplicate", Duplicate: ack.Duplicate}, nil
+	}
+	return &WebhookAck{EventID: ack.EventID, Status: "accepted"}, nil
+}
+
+// ingestError maps the pipeline's refusals to the API's error shapes.
+func ingestError(err error) error {
 	var rl *pipeline.RateLimited
 	var inv *pipeline.Invalid
 	switch {
 	case errors.As(err, &rl):
-		return nil, &RateLimitError{RetryAfter: rl.RetryAfter}
+		return &RateLimitError{RetryAfter: rl.RetryAfter}
 	case errors.As(err, &inv):
-		return nil, invalid(inv.Msg, inv.Type, inv.Loc...)
-	case err != nil:
-		return nil, err
-	case ack.Duplicate != "":
-		return &WebhookAck{EventID: ack.EventID, Status: "duplicate", Duplicate: ack.Duplicate}, nil
+		return invalid(inv.Msg, inv.Type, inv.Loc...)
 	}
-	return &WebhookAck{EventID: ack.EventID, Status: "accepted"}, nil
+	return err
 }

@@ -15,7 +15,7 @@ type amPayload struct {
 	GroupKey          string            `json:"groupKey"`
 	Status            string            `json:"status"`
 	Receiver          string            `json:"receiver"`
-	GroupLabels       map[string]string `json:"groupLabels"`
+	GroupLabels       map[string]string `json:"groupLabels"` // unused: the fast reader (amdecode.go) does not keep it
 	CommonLabels      map[string]string `json:"commonLabels"`
 	CommonAnnotations map[string]string `json:"commonAnnotations"`
 	ExternalURL       string            `json:"externalURL"`
@@ -49,7 +49,11 @@ func parseAlertmanager(body []byte) (Event, error) {
 	if p.Alerts == nil && p.Status == "" {
 		return Event{}, newError(CodeInvalidPayload, "alertmanager payload has neither status nor alerts")
 	}
-	return Event{Type: "alertmanager." + groupStatus(p.Status), Alerts: amAlerts(p, "alertmanager")}, nil
+	typ := "alertmanager.firing" // "alertmanager." + groupStatus, without the concatenation
+	if groupStatus(p.Status) == StatusResolved {
+		typ = "alertmanager.resolved"
+	}
+	return Event{Type: typ, Alerts: amAlerts(p, "alertmanager")}, nil
 }
 
 func groupStatus(s string) string {

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -173,7 +174,7 @@ func (r *amReader) payload(p *amPayload) bool {
 		case 3:
 			return r.optStr(&p.Receiver)
 		case 4:
-			return r.strMap(&p.GroupLabels)
+			return r.strMap(nil) // checked, not kept: nothing reads it
 		case 5:
 			return r.strMap(&p.CommonLabels)
 		case 6:
@@ -280,23 +281,30 @@ func (r *amReader) optStr(dst *string) bool {
 }
 
 // strMap reads a map[string]string field: null is a nil map, {} an empty
-// one; a value that is not a string is not for the fast path.
+// one; a value that is not a string is not for the fast path. A nil dst
+// checks the map without keeping it.
 func (r *amReader) strMap(dst *map[string]string) bool {
 	if r.lit("null") {
-		*dst = nil
+		if dst != nil {
+			*dst = nil
+		}
 		return true
 	}
-	m := map[string]string{}
-	ok := r.object(func(key string) bool {
+	var m map[string]string
+	if dst != nil {
+		m = map[string]string{}
+		*dst = m
+	}
+	return r.object(func(key string) bool {
 		if r.next() != '"' {
 			return false
 		}
 		v, ok := r.str()
-		m[key] = v // a repeated key: the last wins, as in encoding/json
+		if m != nil {
+			m[key] = v // a repeated key: the last wins, as in encoding/json
+		}
 		return ok
 	})
-	*dst = m
-	return ok
 }
 
 // lit consumes the literal l when it comes next.
@@ -314,7 +322,7 @@ func (r *amReader) lit(l string) bool {
 func (r *amReader) str() (string, bool) {
 	start := r.i
 	r.i++
-	plain := true
+	plain, short := true, true // short: only one-letter escapes
 	for r.i < len(r.b) {
 		c := r.b[r.i]
 		switch {
@@ -323,16 +331,22 @@ func (r *amReader) str() (string, bool) {
 			if plain {
 				return r.s[start+1 : r.i-1], true
 			}
+			if short {
+				return unescapeShort(r.b[start+1 : r.i-1]), true
+			}
 			var s string
 			if err := json.Unmarshal(r.b[start:r.i], &s); err != nil {
 				return "", false
 			}
 			return s, true
 		case c == '\\':
-			plain = false
+			if r.i+1 < len(r.b) && r.b[r.i+1] == 'u' {
+				short = false // \uXXXX: encoding/json's surrogate rules apply
+			}
 			if !r.escape() {
 				return "", false
 			}
+			plain = false
 		case c < 0x20:
 			return "", false
 		case c < utf8.RuneSelf:
@@ -340,12 +354,43 @@ func (r *amReader) str() (string, bool) {
 		default:
 			rn, n := utf8.DecodeRune(r.b[r.i:])
 			if rn == utf8.RuneError && n == 1 {
-				plain = false
+				plain, short = false, false // encoding/json replaces it
 			}
 			r.i += n
 		}
 	}
 	return "", false
+}
+
+// unescapeShort decodes a string whose escapes are all one letter (the
+// quotes of Alertmanager's groupKey), checked by escape.
+func unescapeShort(b []byte) string {
+	var out strings.Builder
+	out.Grow(len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out.WriteByte(c)
+			continue
+		}
+		i++
+		switch b[i] {
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		default: // " \ /
+			c = b[i]
+		}
+		out.WriteByte(c)
+	}
+	return out.String()
 }
 
 // escape checks the escape sequence at r.i and steps over it.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/opsagent/opsagent/server/webhook"
@@ -18,26 +19,35 @@ const maxTimelineAlerts = 20
 // not at hand.
 func correlation(ev webhook.Event, alertsJSON string, window time.Duration) *store.Correlation {
 	c := &store.Correlation{Window: window, Severity: webhook.SeverityInfo, Title: ev.Type}
-	seen := map[string]bool{}
+	// The fingerprints seen are c.Fingerprints and the keys seen c.Keys
+	// (at most 50): a map only for the fingerprints of large batches.
+	var seenFP map[string]bool
+	if len(ev.Alerts) > 16 {
+		seenFP = map[string]bool{}
+	}
 	resolved := 0
 	for i, a := range ev.Alerts {
-		if fp := a.Fingerprint; fp == "" || !seen["alert:"+fp] { // an incident counts distinct alerts
+		fp := a.Fingerprint
+		if fp == "" || !(seenFP[fp] || seenFP == nil && slices.Contains(c.Fingerprints, fp)) { // an incident counts distinct alerts
 			c.AlertCount++
 			if fp != "" {
-				seen["alert:"+fp] = true
+				if seenFP != nil {
+					seenFP[fp] = true
+				}
 				c.Fingerprints = append(c.Fingerprints, fp)
 			}
 		}
-		k := ""
+		prefix, v := "", ""
 		switch {
 		case a.GroupKey != "":
-			k = "group:" + a.GroupKey
-		case a.Fingerprint != "":
-			k = "fp:" + a.Fingerprint
+			prefix, v = "group:", a.GroupKey
+		case fp != "":
+			prefix, v = "fp:", fp
 		}
-		if k != "" && !seen[k] && len(c.Keys) < 50 {
-			seen[k] = true
-			c.Keys = append(c.Keys, k)
+		if v != "" && len(c.Keys) < 50 && !slices.ContainsFunc(c.Keys, func(k string) bool {
+			return len(k) == len(prefix)+len(v) && k[:len(prefix)] == prefix && k[len(prefix):] == v
+		}) {
+			c.Keys = append(c.Keys, prefix+v)
 		}
 		if i == 0 && a.Title != "" {
 			c.Title = a.Title

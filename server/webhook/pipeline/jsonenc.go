@@ -57,7 +57,7 @@ func appendJSONString(b []byte, s string) []byte {
 // alertsJSON is json.Marshal(alerts) as a string ("" where Marshal fails,
 // as Ingest stored it).
 func alertsJSON(alerts []webhook.Alert) string {
-	if b, ok := appendAlerts(make([]byte, 0, 256*len(alerts)+2), alerts); ok {
+	if b, ok := appendAlerts(make([]byte, 0, 512*len(alerts)+2), alerts); ok {
 		return string(b)
 	}
 	b, _ := json.Marshal(alerts)
@@ -143,9 +143,10 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 
 // headersJSON keeps the non-credential headers of a delivery, bounded: a
 // JSON object of lower-case names to comma-joined values, as a map the
-// same size and Marshal would give, without the map.
+// same size and Marshal would give, without the map (nor, for ASCII names,
+// a lower-cased copy of each).
 func headersJSON(h http.Header) string {
-	type kv struct{ k, v string }
+	type kv struct{ k, v string } // k as sent; its lower case is the key
 	var arr [24]kv
 	out := arr[:0]
 	for name, vals := range h {
@@ -156,23 +157,62 @@ func headersJSON(h http.Header) string {
 		if len(v) > maxHeaderSz {
 			v = v[:maxHeaderSz]
 		}
-		k := strings.ToLower(name)
-		if j := slices.IndexFunc(out, func(e kv) bool { return e.k == k }); j >= 0 {
+		if !isASCII(name) {
+			name = strings.ToLower(name) // Unicode case rules: ToLower decides
+		}
+		if j := slices.IndexFunc(out, func(e kv) bool { return lowerEq(e.k, name) }); j >= 0 {
 			out[j].v = v // two spellings of one name: the later, as a map keeps
 			continue
 		}
-		out = append(out, kv{k, v})
+		out = append(out, kv{name, v})
 	}
-	slices.SortFunc(out, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	slices.SortFunc(out, func(a, b kv) int { return lowerCmp(a.k, b.k) })
 	b := make([]byte, 0, 512)
 	b = append(b, '{')
 	for i, e := range out {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, e.k)
+		if plain, esc := plainJSON(e.k); plain && !esc {
+			b = append(b, '"')
+			for j := 0; j < len(e.k); j++ {
+				b = append(b, lowerASCII(e.k[j]))
+			}
+			b = append(b, '"')
+		} else {
+			b = appendJSONString(b, strings.ToLower(e.k))
+		}
 		b = append(b, ':')
 		b = appendJSONString(b, e.v)
 	}
 	return string(append(b, '}'))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// lowerEq and lowerCmp compare the ASCII lower case of a and b (names that
+// are not ASCII are lower-cased already, and have no upper-case ASCII).
+func lowerEq(a, b string) bool { return lowerCmp(a, b) == 0 }
+
+func lowerCmp(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if x, y := lowerASCII(a[i]), lowerASCII(b[i]); x != y {
+			return int(x) - int(y)
+		}
+	}
+	return len(a) - len(b)
 }

@@ -21,11 +21,12 @@ rounds=${1:-3}; secs=${2:-5}; conns=${3:-32}
 : "${OPSAGENT_TEST_DATABASE_URL:?start a cluster: export OPSAGENT_TEST_DATABASE_URL=\$(.ci/pg-start.sh)}"
 work=$(mktemp -d)
 pids=()
-dbs=()
 cleanup() {
   # serve runs in a command substitution (a subshell): its servers' pids are in $work/pids.
   for p in "${pids[@]}" $(cat "$work/pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
-  [ -z "${KEEP:-}" ] || { echo "kept databases: ${dbs[*]}" >&2; dbs=(); } # KEEP=1: for EXPLAIN afterwards
+  # newdb runs in a command substitution (a subshell): its databases are listed in $work/dbs.
+  local dbs=(); [ -s "$work/dbs" ] && mapfile -t dbs <"$work/dbs"
+  [ -z "${KEEP:-}" ] || { echo "kept databases (KEEP=1): ${dbs[*]}" >&2; dbs=(); }
   for d in "${dbs[@]}"; do psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
@@ -36,7 +37,7 @@ if [ -n "${BASE:-}" ]; then # an export of the revision (no worktree is register
   mkdir -p "$work/base-src" && git archive "$BASE" | tar -x -C "$work/base-src"
   (cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/opsagent-base" .)
 fi
-newdb() { local d="bench_$1_$$"; psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "CREATE DATABASE $d" >/dev/null; dbs+=("$d")
+newdb() { local d="bench_$1_$$"; psql -q "$OPSAGENT_TEST_DATABASE_URL" -c "CREATE DATABASE $d" >/dev/null; echo "$d" >>"$work/dbs"
   echo "$OPSAGENT_TEST_DATABASE_URL" | sed "s#/[^/?]*\(?\|\$\)#/$d\1#"; }
 free() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 serve() { # dir [database-url [binary]] -> addr

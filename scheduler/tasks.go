@@ -69,6 +69,10 @@ type Tasks struct {
 
 	recordMu   sync.Mutex // one Record at a time
 	dispatchMu sync.Mutex // one Dispatch at a time; guards the maps below
+	// freed: a run ended and released its slots since the last Dispatch
+	// began; runs ending together then start their successors in one
+	// Dispatch (one transaction) instead of one each.
+	freed      bool
 	orgRunning map[string]int
 	taskBusy   map[string]bool
 }
@@ -121,6 +125,10 @@ func (e *Tasks) Recover(ctx context.Context) error {
 	return err
 }
 
+// wakeGap is the least time between two ticks asked for by Wake: a run
+// recorded by a webhook starts at most this much later than it could.
+const wakeGap = 20 * time.Millisecond
+
 // Start recovers and then ticks every TickInterval (and on Wake) until ctx
 // ends or Stop is called.
 func (e *Tasks) Start(ctx context.Context) error {
@@ -148,6 +156,7 @@ func (e *Tasks) Start(ctx context.Context) error {
 		defer e.loopWG.Done()
 		t := time.NewTicker(e.opt.TickInterval)
 		defer t.Stop()
+		var lastWoken time.Time
 		for {
 			select {
 			case <-ctx.Done():
@@ -156,6 +165,20 @@ func (e *Tasks) Start(ctx context.Context) error {
 				return
 			case <-t.C:
 			case <-e.wake:
+				// Woken ticks are at least wakeGap apart: under an alert
+				// storm every ingest batch wakes the loop, and each tick
+				// reads the pending runs (two queries); the batches of a
+				// wakeGap now share one tick (wakes meanwhile coalesce).
+				if wait := wakeGap - time.Since(lastWoken); wait > 0 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-e.base.Done():
+						return
+					case <-time.After(wait):
+					}
+				}
+				lastWoken = time.Now()
 			}
 			if !e.leads() {
 				// A standby is healthy; it recovers when it takes over.
@@ -287,6 +310,11 @@ func (e *Tasks) Dispatch(ctx context.Context) (int, error) {
 	}
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
+	return e.dispatchLocked(ctx)
+}
+
+func (e *Tasks) dispatchLocked(ctx context.Context) (int, error) {
+	e.freed = false
 	pending, err := e.db.FindPendingRuns(ctx, 2000)
 	if err != nil {
 		return 0, err
@@ -371,11 +399,27 @@ func (e *Tasks) execute(p store.PendingRun) {
 	e.log.Info("task run ended", "task_id", t.ID, "session_id", run.SessionID, "status", tr.To, "reason", tr.Reason)
 	e.dispatchMu.Lock()
 	e.releaseLocked(t.ID, t.OrgID)
+	e.freed = true
 	e.dispatchMu.Unlock()
-	// A slot is free: start what waits (queued runs, runs over the org limit).
-	if _, err := e.Dispatch(e.base); err != nil && e.base.Err() == nil {
+	// A slot is free: start what waits (queued runs, runs over the org
+	// limit), unless a Dispatch that began after this release did already.
+	if _, err := e.dispatchFreed(); err != nil && e.base.Err() == nil {
 		e.log.Error("task dispatch", "err", err)
 	}
+}
+
+// dispatchFreed dispatches if a run released its slots since the last
+// Dispatch began.
+func (e *Tasks) dispatchFreed() (int, error) {
+	if e.base.Err() != nil {
+		return 0, nil
+	}
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	if !e.freed {
+		return 0, nil
+	}
+	return e.dispatchLocked(e.base)
 }
 
 // safeExecute turns an executor panic into a failed run instead of a dead process.

@@ -9,23 +9,26 @@ import (
 // statistics.
 const pgAnalyzeEvery = 2 * time.Second
 
-// pgAnalyzeMinRows: a table is analyzed ahead of autovacuum only once this
-// many rows changed since its last statistics, and more than it had then.
+// pgAnalyzeMinRows: a table is analyzed ahead of autovacuum once it has this
+// many rows and more than twice the rows of its statistics.
 const pgAnalyzeMinRows = 1000
 
 // The planner costs a statement on the table's statistics; a table without
 // any (a fresh database) or with statistics from when it was a tenth of its
-// size gets plans for a small table. autovacuum's ANALYZE follows only after
-// its naptime (a minute) and 10 % of the rows: an alert storm on a fresh
-// database grows incident_keys, agent_sessions and task_runs a
+// size gets plans for a small table, and every session keeps its cached
+// generic plan until the statistics change. autovacuum's ANALYZE follows
+// only after its naptime (a minute) and 10 % of the rows: an alert storm on
+// a fresh database grows incident_keys, agent_sessions and task_runs a
 // hundredfold in that minute, and the correlation-key lookup read every key
-// of the project (the planner took project_id for selective), 0.3 ms of
+// of the project (the planner took project_id for selective): 0.3 ms of
 // PostgreSQL per event, growing (pg_stat_statements and auto_explain,
-// session 6). So each server, every pgAnalyzeEvery, analyzes the tables whose
-// changes since their last statistics exceed their rows then (a table that
-// at least doubled): about log2(growth) times per table while it grows, not
-// at all in a steady state, which autovacuum keeps.
-// SKIP_LOCKED: a table another server or autovacuum is analyzing is skipped.
+// session 6). So each server, every pgAnalyzeEvery, analyzes the tables that
+// more than doubled since their statistics: log2(growth) times per table
+// while it grows, never in a steady state (autovacuum's). Only the indexed
+// columns (the plans' choices of index; the rest keep what they had until
+// autovacuum's full ANALYZE, which this does not delay: a partial ANALYZE
+// leaves the modification count autovacuum reads). SKIP_LOCKED: a table
+// another server or autovacuum is analyzing is skipped.
 func (db *DB) startPGAnalyzer() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -46,22 +49,27 @@ func (db *DB) startPGAnalyzer() {
 }
 
 func (db *DB) analyzeGrown(ctx context.Context) {
-	rows, err := db.locks.QueryContext(ctx, `SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.relname)
+	rows, err := db.locks.QueryContext(ctx, `SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.relname),
+		COALESCE((SELECT string_agg(DISTINCT quote_ident(a.attname), ', ') FROM pg_index i
+			JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) WHERE i.indrelid = s.relid), '')
 		FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-		WHERE s.n_mod_since_analyze >= ? AND s.n_mod_since_analyze > c.reltuples`, pgAnalyzeMinRows)
+		WHERE s.n_live_tup >= ? AND s.n_live_tup > 2 * c.reltuples`, pgAnalyzeMinRows)
 	if err != nil {
 		return // a broken connection or a stopping server: the next tick tries again
 	}
-	var tables []string
+	var stmts []string
 	for rows.Next() {
-		var t string
-		if rows.Scan(&t) == nil {
-			tables = append(tables, t)
+		var table, cols string
+		if rows.Scan(&table, &cols) == nil {
+			if cols != "" {
+				table += " (" + cols + ")"
+			}
+			stmts = append(stmts, `ANALYZE (SKIP_LOCKED) `+table)
 		}
 	}
 	rows.Close()
-	for _, t := range tables {
-		if _, err := db.locks.ExecContext(ctx, `ANALYZE (SKIP_LOCKED) `+t); err != nil {
+	for _, q := range stmts {
+		if _, err := db.locks.ExecContext(ctx, q); err != nil {
 			return
 		}
 	}

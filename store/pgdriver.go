@@ -45,7 +45,7 @@ func (pc pgDriverConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgDriverConn{c: c, stmts: map[string]*pgCached{}}, nil
+	return &pgDriverConn{c: c, stmts: map[string]*pgconn.StatementDescription{}}, nil
 }
 
 func (pc pgDriverConnector) Driver() driver.Driver { return pgDriver{} }
@@ -60,25 +60,21 @@ func (pgDriver) Open(string) (driver.Conn, error) {
 // goroutines at once.
 type pgDriverConn struct {
 	c     *pgconn.PgConn
-	stmts map[string]*pgCached // by PostgreSQL text
+	stmts map[string]*pgconn.StatementDescription // by PostgreSQL text
 	n     int
 	inTx  bool       // between BeginTx and Commit/Rollback
 	pend  *pgPending // statements queued in the transaction (pgdriver_pipeline.go)
 }
 
 // prepared returns the statement for q (in PostgreSQL's dialect), preparing
-// it on this session the first time, and again as its uses double
-// (pgdriver_replan.go).
+// it on this session the first time.
 func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.StatementDescription, error) {
-	if c, ok := dc.stmts[q]; ok {
-		if err := dc.replanIfDue(ctx, c); err != nil {
-			return nil, err
-		}
-		return c.sd, nil
+	if sd, ok := dc.stmts[q]; ok {
+		return sd, nil
 	}
 	if len(dc.stmts) >= pgStmtCacheMax {
-		for k, c := range dc.stmts {
-			_ = dc.c.Deallocate(ctx, c.sd.Name)
+		for k, sd := range dc.stmts {
+			_ = dc.c.Deallocate(ctx, sd.Name)
 			delete(dc.stmts, k)
 		}
 	}
@@ -87,7 +83,7 @@ func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.Stateme
 	if err != nil {
 		return nil, dc.fail(err, q)
 	}
-	dc.stmts[q] = &pgCached{sd: sd, replanAt: replanFirst}
+	dc.stmts[q] = sd
 	return sd, nil
 }
 

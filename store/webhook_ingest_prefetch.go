@@ -15,7 +15,7 @@ import (
 // answers NotFound as before.
 
 const (
-	prefetchHooksHead = `SELECT w.task_id, w.enabled AND t.enabled, w.updated_at,
+	prefetchHooksHead = `SELECT w.task_id, (w.enabled <> 0 AND t.enabled <> 0), w.updated_at,
 	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
 	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id IN (`
 	prefetchTasksHead = `SELECT ` + taskCols + ` FROM tasks WHERE id IN (`

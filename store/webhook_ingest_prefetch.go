@@ -19,6 +19,12 @@ const (
 	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
 	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id IN (`
 	prefetchTasksHead = `SELECT ` + taskCols + ` FROM tasks WHERE id IN (`
+	// queryTaskActiveRunID for several tasks: the first row of each task is
+	// the one its LIMIT 1 finds (the same partial index, walked per task).
+	// Left to itself SQLite's planner walks the status index, every active
+	// session of every task (PostgreSQL's dialect drops INDEXED BY).
+	prefetchActiveHead = `SELECT task_id, id FROM agent_sessions INDEXED BY agent_sessions_task_active
+	WHERE status IN ('pending', 'running') AND task_id IN (`
 )
 
 // inStmts are head's statements by id count (flushChunks).
@@ -31,12 +37,13 @@ func inStmts(head string) map[int]string {
 }
 
 var (
-	prefetchHooksStmts = inStmts(prefetchHooksHead)
-	prefetchTasksStmts = inStmts(prefetchTasksHead)
+	prefetchHooksStmts  = inStmts(prefetchHooksHead)
+	prefetchTasksStmts  = inStmts(prefetchTasksHead)
+	prefetchActiveStmts = inStmts(prefetchActiveHead)
 )
 
 func init() {
-	for _, m := range []map[int]string{prefetchHooksStmts, prefetchTasksStmts} {
+	for _, m := range []map[int]string{prefetchHooksStmts, prefetchTasksStmts, prefetchActiveStmts} {
 		for _, q := range m {
 			ingestStmts = append(ingestStmts, q)
 		}
@@ -82,8 +89,9 @@ func (s *txStmts) queryIn(ctx context.Context, stmts map[int]string, ids []strin
 	return nil
 }
 
-// prefetchIngest fills hooks (by task id) with the batch's webhooks and
-// the batch's task cache (txStmts.task) with its inline dispatch's targets.
+// prefetchIngest fills hooks (by task id) with the batch's webhooks, the
+// batch's task cache (txStmts.task) with its inline dispatch's targets and,
+// for those under overlap_policy skip, their active run (txStmts.activeRun).
 func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks map[string]ingestHook) error {
 	var hookIDs, taskIDs []string
 	seenTask := map[string]bool{}
@@ -114,7 +122,8 @@ func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks 
 	if err != nil {
 		return err
 	}
-	return s.queryIn(ctx, prefetchTasksStmts, taskIDs, func(rows *sql.Rows) error {
+	var skips []string // enabled tasks under overlap_policy skip: their active run decides (webhookSkip)
+	err = s.queryIn(ctx, prefetchTasksStmts, taskIDs, func(rows *sql.Rows) error {
 		t, err := scanTask(rows)
 		if err != nil {
 			return err
@@ -122,6 +131,27 @@ func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks 
 		// Keyed as txStmts.task asks: a task of another org or project is
 		// simply not found there and is read (and refused) as before.
 		s.tasks[t.OrgID+"\x00"+t.ProjectID+"\x00"+t.ID] = t
+		if t.Enabled && t.OverlapPolicy == "skip" {
+			skips = append(skips, t.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range skips {
+		s.active[id] = "" // none unless found
+	}
+	found := map[string]bool{}
+	return s.queryIn(ctx, prefetchActiveStmts, skips, func(rows *sql.Rows) error {
+		var task, id string
+		if err := rows.Scan(&task, &id); err != nil {
+			return err
+		}
+		if !found[task] {
+			found[task] = true
+			s.active[task] = id
+		}
 		return nil
 	})
 }

@@ -44,3 +44,14 @@ func queryPlan(t *testing.T, db *DB, query string, args ...any) string {
 	}
 	return strings.Join(plan, "; ")
 }
+
+// The batch's active-run lookup seeks the partial index of active sessions
+// per task, as the single-task query does, in the same order.
+func TestActiveRunPrefetchSeeksItsIndex(t *testing.T) {
+	sqliteOnly(t)
+	db, _ := openTemp(t)
+	got := queryPlan(t, db, prefetchActiveStmts[4], "a", "b", "c", "d")
+	if !strings.Contains(got, "agent_sessions_task_active (task_id=?)") || strings.Contains(got, "TEMP B-TREE") {
+		t.Fatalf("active-run plan: got %q, want a seek on agent_sessions_task_active per task", got)
+	}
+}

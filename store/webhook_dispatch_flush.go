@@ -44,7 +44,10 @@ type timelineRow struct {
 var flushChunks = []int{64, 16, 4, 1}
 
 const (
-	flushIncidentHead = `INSERT INTO incidents (` + incidentCols + `) VALUES `
+	// A new incident is neither acknowledged nor resolved: those columns
+	// and its summary keep their defaults (NULL, '') and are not bound.
+	flushIncidentHead = `INSERT INTO incidents (id, org_id, project_id, task_id, provider, title, severity, status, alert_count,
+	event_count, session_id, opened_at, last_alert_at, created_at, updated_at) VALUES `
 	flushKeyHead      = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
 	flushAlertHead    = `INSERT INTO incident_alerts (incident_id, fingerprint) VALUES `
 	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data, follow) VALUES `
@@ -66,7 +69,7 @@ func multiRow(head string, cols, rows int) string {
 // flushStmts are the multi-row statements, by table head and row count.
 var flushStmts = func() map[string]map[int]string {
 	m := map[string]map[int]string{}
-	for head, cols := range map[string]int{flushIncidentHead: 20, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 8,
+	for head, cols := range map[string]int{flushIncidentHead: 15, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 8,
 		flushEventHead: flushEventCols} {
 		m[head] = map[int]string{}
 		for _, n := range flushChunks {
@@ -193,18 +196,18 @@ func (s *txStmts) followUp(incidentID, kind, text, data string) {
 // key, alert and timeline rows.
 func (s *txStmts) flushPending(ctx context.Context) error {
 	if len(s.pendingOrder) > 0 {
-		args := make([]any, 0, 20*len(s.pendingOrder))
+		args := make([]any, 0, 15*len(s.pendingOrder))
 		var alerts []any
 		for _, p := range s.pendingOrder {
 			i := p.inc
 			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
-				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), nil, nil, nil, nil, "",
-				s.ts(i.CreatedAt), s.ts(i.UpdatedAt))
+				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
+				s.ts(i.UpdatedAt))
 			for fp := range p.fps {
 				alerts = append(alerts, i.ID, fp)
 			}
 		}
-		if err := s.insertRows(ctx, flushIncidentHead, 20, args); err != nil {
+		if err := s.insertRows(ctx, flushIncidentHead, 15, args); err != nil {
 			return err
 		}
 		if err := s.insertRows(ctx, flushAlertHead, 2, alerts); err != nil {

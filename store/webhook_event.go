@@ -128,14 +128,11 @@ const (
 	// events several rows per statement (flushEventHead).
 	insertWebhookEvent = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_key)
 	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	queryIngestHook = `SELECT w.enabled AND t.enabled, w.updated_at,
-	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
-	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id = ?`
 	queryIdemKey = `SELECT id FROM webhook_events WHERE task_id = ? AND idem_key = ?`
 )
 
 // ingestStmts are prepared before the ingest transaction.
-var ingestStmts = []string{queryIngestHook, queryIdemKey,
+var ingestStmts = []string{queryIdemKey,
 	queryOpenIncidentByKey, insertIncidentKey, insertTimeline, updateIncidentCounts}
 
 // InsertWebhookEvents stores a batch of deliveries in ONE transaction (the
@@ -175,6 +172,9 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		// statements (flushEventHead).
 		events := make([]any, 0, flushEventCols*len(items))
 		hooks := map[string]ingestHook{}
+		if err := st.prefetchIngest(ctx, items, hooks); err != nil {
+			return err
+		}
 		// Keyed by task and key or hash as a pair: no string built per event.
 		byKey := map[[2]string]string{}
 		byHash := map[[2]string]string{}
@@ -185,14 +185,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		for i, it := range items {
 			e := it.Event
 			out[i] = IngestResult{}
-			h, seen := hooks[e.TaskID]
-			if !seen {
-				err := st.queryRow(ctx, queryIngestHook, e.TaskID).Scan(&h.live, &h.updatedAt, &h.hasRules)
-				if err != nil && !errors.Is(err, sql.ErrNoRows) {
-					return err
-				}
-				hooks[e.TaskID] = h
-			}
+			h := hooks[e.TaskID] // prefetchIngest
 			if !h.live {
 				out[i].Err = NotFound("webhook")
 				continue

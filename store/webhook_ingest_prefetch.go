@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// A group commit reads each of its webhooks and each target task of its
+// inline dispatch once. With sixteen busy webhooks that was up to
+// thirty-two statements per commit, a few percent of the writer; these
+// read them in one statement per chunk of ids. A webhook not found is not
+// live (deleted meanwhile), as before; a task not found (deleted, or of
+// another project) is still read the old way (txStmts.task), which
+// answers NotFound as before.
+
+const (
+	prefetchHooksHead = `SELECT w.task_id, (w.enabled <> 0 AND t.enabled <> 0), w.updated_at,
+	EXISTS (SELECT 1 FROM webhook_rules r WHERE r.task_id = w.task_id)
+	FROM webhooks w JOIN tasks t ON t.id = w.task_id WHERE w.task_id IN (`
+	prefetchTasksHead = `SELECT ` + taskCols + ` FROM tasks WHERE id IN (`
+	// queryTaskActiveRunID for several tasks: the first row of each task is
+	// the one its LIMIT 1 finds (the same partial index, walked per task).
+	// Left to itself SQLite's planner walks the status index, every active
+	// session of every task (PostgreSQL's dialect drops INDEXED BY).
+	prefetchActiveHead = `SELECT task_id, id FROM agent_sessions INDEXED BY agent_sessions_task_active
+	WHERE status IN ('pending', 'running') AND task_id IN (`
+)
+
+// inStmts are head's statements by id count (flushChunks).
+func inStmts(head string) map[int]string {
+	m := map[int]string{}
+	for _, n := range flushChunks {
+		m[n] = head + strings.TrimSuffix(strings.Repeat("?,", n), ",") + `)`
+	}
+	return m
+}
+
+var (
+	prefetchHooksStmts  = inStmts(prefetchHooksHead)
+	prefetchTasksStmts  = inStmts(prefetchTasksHead)
+	prefetchActiveStmts = inStmts(prefetchActiveHead)
+)
+
+func init() {
+	for _, m := range []map[int]string{prefetchHooksStmts, prefetchTasksStmts, prefetchActiveStmts} {
+		for _, q := range m {
+			ingestStmts = append(ingestStmts, q)
+		}
+	}
+}
+
+// queryIn runs stmts' statement for ids in chunks, scanning every row.
+func (s *txStmts) queryIn(ctx context.Context, stmts map[int]string, ids []string, scan func(*sql.Rows) error) error {
+	for len(ids) > 0 {
+		n := len(ids)
+		for _, c := range flushChunks {
+			if c <= n {
+				n = c
+				break
+			}
+		}
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		st, err := s.stmt(ctx, stmts[n])
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// prefetchIngest fills hooks (by task id) with the batch's webhooks, the
+// batch's task cache (txStmts.task) with its inline dispatch's targets and,
+// for those under overlap_policy skip, their active run (txStmts.activeRun).
+func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks map[string]ingestHook) error {
+	var hookIDs, taskIDs []string
+	seenTask := map[string]bool{}
+	for _, it := range items {
+		if _, seen := hooks[it.Event.TaskID]; !seen {
+			hooks[it.Event.TaskID] = ingestHook{} // absent unless found: a deleted webhook is not live
+			hookIDs = append(hookIDs, it.Event.TaskID)
+		}
+		if it.Plan == nil {
+			continue
+		}
+		for _, t := range it.Plan.Targets {
+			if !seenTask[t.TargetTaskID] {
+				seenTask[t.TargetTaskID] = true
+				taskIDs = append(taskIDs, t.TargetTaskID)
+			}
+		}
+	}
+	err := s.queryIn(ctx, prefetchHooksStmts, hookIDs, func(rows *sql.Rows) error {
+		var id string
+		var h ingestHook
+		if err := rows.Scan(&id, &h.live, &h.updatedAt, &h.hasRules); err != nil {
+			return err
+		}
+		hooks[id] = h
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var skips []string // enabled tasks under overlap_policy skip: their active run decides (webhookSkip)
+	err = s.queryIn(ctx, prefetchTasksStmts, taskIDs, func(rows *sql.Rows) error {
+		t, err := scanTask(rows)
+		if err != nil {
+			return err
+		}
+		// Keyed as txStmts.task asks: a task of another org or project is
+		// simply not found there and is read (and refused) as before.
+		s.tasks[t.OrgID+"\x00"+t.ProjectID+"\x00"+t.ID] = t
+		if t.Enabled && t.OverlapPolicy == "skip" {
+			skips = append(skips, t.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range skips {
+		s.active[id] = "" // none unless found
+	}
+	found := map[string]bool{}
+	return s.queryIn(ctx, prefetchActiveStmts, skips, func(rows *sql.Rows) error {
+		var task, id string
+		if err := rows.Scan(&task, &id); err != nil {
+			return err
+		}
+		if !found[task] {
+			found[task] = true
+			s.active[task] = id
+		}
+		return nil
+	})
+}

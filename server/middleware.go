@@ -84,11 +84,13 @@ func (s *Server) wrap(rt *Route) routeHandler {
 	}
 	return func(w http.ResponseWriter, r *http.Request, params []param) {
 		start := time.Now()
-		rid := r.Header.Get("X-Request-ID")
+		// The canonical spelling: Get and Set would canonicalize
+		// "X-Request-ID" into a new string on every request.
+		rid := r.Header.Get("X-Request-Id")
 		if rid == "" || len(rid) > 64 {
 			rid = store.NewID()
 		}
-		w.Header().Set("X-Request-ID", rid)
+		w.Header()["X-Request-Id"] = []string{rid}
 		st := &reqState{rid: rid, log: s.log, params: params}
 		ctx := context.WithValue(r.Context(), requestIDKey, st)
 		if isStream(r) {

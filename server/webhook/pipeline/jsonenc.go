@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opsagent/opsagent/server/webhook"
@@ -57,12 +58,25 @@ func appendJSONString(b []byte, s string) []byte {
 // alertsJSON is json.Marshal(alerts) as a string ("" where Marshal fails,
 // as Ingest stored it).
 func alertsJSON(alerts []webhook.Alert) string {
-	if b, ok := appendAlerts(make([]byte, 0, 512*len(alerts)+2), alerts); ok {
+	bp := encBufs.Get().(*[]byte)
+	defer encBufs.Put(bp)
+	b, ok := appendAlerts((*bp)[:0], alerts)
+	if cap(b) <= maxPooledBuf {
+		*bp = b
+	}
+	if ok {
 		return string(b)
 	}
-	b, _ := json.Marshal(alerts)
-	return string(b)
+	m, _ := json.Marshal(alerts)
+	return string(m)
 }
+
+// encBufs are the scratch buffers alertsJSON writes into: only the final
+// string is allocated per event.
+var encBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledBuf keeps a burst of large batches from pinning large buffers.
+const maxPooledBuf = 64 << 10
 
 // appendAlerts writes alerts as encoding/json does; false when a time is
 // not plain UTC within years 0-9999 (encoding/json then decides).

@@ -78,6 +78,7 @@ type Pipeline struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	cache   map[string]*Hook
+	loading map[string]*hookLoad      // reloads under way (Lookup), guarded by mu
 	configs map[string]dispatchConfig // the dispatcher's (dispatch_config.go), guarded by mu
 	queue   chan ingestReq
 	wake    chan struct{}
@@ -123,7 +124,7 @@ func New(d Deps) *Pipeline {
 	if d.InlineMax <= 0 {
 		d.InlineMax = inlineMax
 	}
-	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, configs: map[string]dispatchConfig{}, queue: make(chan ingestReq, queueSize),
+	return &Pipeline{d: d, log: d.Logger, cache: map[string]*Hook{}, loading: map[string]*hookLoad{}, configs: map[string]dispatchConfig{}, queue: make(chan ingestReq, queueSize),
 		wake: make(chan struct{}, 1), fails: map[string]Failures{}, parsed: map[string]webhook.Event{},
 		backlog: true, batchN: minDispatch}
 }
@@ -179,19 +180,69 @@ func (p *Pipeline) Forget(taskID string) {
 	p.mu.Lock()
 	delete(p.cache, taskID)
 	delete(p.configs, taskID)
+	delete(p.loading, taskID)
 	p.mu.Unlock()
 }
 
 // Lookup returns the receiver's view of a task's webhook, or ErrNotFound
 // when it does not exist or is disabled.
+//
+// Deliveries that miss the cache while a reload of the same webhook is under
+// way wait for that reload instead of each reading and decrypting the row
+// again: under load every expiry found a handful of requests in the window
+// of one reload. Forget drops the reload under way, so a request after a
+// management write reads the row again.
 func (p *Pipeline) Lookup(ctx context.Context, taskID string) (*Hook, error) {
 	now := p.d.Now()
 	p.mu.Lock()
 	st := p.cache[taskID]
-	p.mu.Unlock()
 	if st != nil && now.Sub(st.loaded) < cacheTTL {
+		p.mu.Unlock()
 		return st.check()
 	}
+	if l := p.loading[taskID]; l != nil {
+		p.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		switch {
+		case l.err == nil && l.st != nil:
+			return l.st.check()
+		case l.err != nil && (ctx.Err() != nil || !errors.Is(l.err, context.Canceled) && !errors.Is(l.err, context.DeadlineExceeded)):
+			return nil, l.err
+		}
+		// The reload died with its own request (its context, a panic): read
+		// the row ourselves.
+		return p.load(ctx, taskID, now, st)
+	}
+	l := &hookLoad{done: make(chan struct{})}
+	p.loading[taskID] = l
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if p.loading[taskID] == l {
+			delete(p.loading, taskID)
+		}
+		p.mu.Unlock()
+		close(l.done)
+	}()
+	l.st, l.err = p.load(ctx, taskID, now, st)
+	return l.st, l.err
+}
+
+// hookLoad is a reload of a webhook under way; done closes when st (or
+// err) is set.
+type hookLoad struct {
+	done chan struct{}
+	st   *Hook
+	err  error
+}
+
+// load reads and decrypts a webhook and caches it; old is the expired
+// entry (nil when none), whose plaintexts and limiter are reused.
+func (p *Pipeline) load(ctx context.Context, taskID string, now time.Time, st *Hook) (*Hook, error) {
 	h, err := p.d.DB.FindWebhookForIngest(ctx, taskID)
 	if store.IsNotFound(err) {
 		return nil, ErrNotFound

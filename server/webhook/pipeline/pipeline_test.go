@@ -296,3 +296,59 @@ func TestLookupReloadDecryptsOnlyChangedSecrets(t *testing.T) {
 		t.Fatalf("reload after the secret changed: %q after %d decryptions", got, cu.n.Load())
 	}
 }
+
+// gatedUnsealer holds its first decryption until released.
+type gatedUnsealer struct {
+	pipeline.Unsealer
+	n       atomic.Int32
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedUnsealer) Unseal(aad string, ct []byte) ([]byte, error) {
+	if g.n.Add(1) == 1 {
+		close(g.entered)
+		<-g.release
+	}
+	return g.Unsealer.Unseal(aad, ct)
+}
+
+// Deliveries that miss the cache while a load of the webhook is under way
+// share that load: one read and one decryption, the same answer for all.
+func TestLookupSharesALoadUnderWay(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	g := &gatedUnsealer{Unsealer: e.deps.Secrets, entered: make(chan struct{}), release: make(chan struct{})}
+	deps := e.deps
+	deps.Secrets = g
+	p := pipeline.New(deps)
+	var wg sync.WaitGroup
+	got := make([]string, 16)
+	errs := make([]error, 16)
+	look := func(i int) {
+		defer wg.Done()
+		h, err := p.Lookup(ctx, e.task)
+		errs[i] = err
+		if err == nil {
+			got[i] = string(h.Secrets[0])
+		}
+	}
+	wg.Add(1)
+	go look(0)
+	<-g.entered // the first load holds the decryption
+	for i := 1; i < len(got); i++ {
+		wg.Add(1)
+		go look(i)
+	}
+	close(g.release)
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil || got[i] != secret {
+			t.Fatalf("lookup %d: %q, %v", i, got[i], errs[i])
+		}
+	}
+	if n := g.n.Load(); n != 1 {
+		t.Fatalf("%d decryptions, want one shared load", n)
+	}
+}

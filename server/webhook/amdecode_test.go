@@ -135,3 +135,17 @@ func TestParseIntAsStrconv(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCredentialHeaderAsToLower(t *testing.T) {
+	names := []string{"", "Authorization", "AUTHORIZATION", "authorization", "X-Hub-Signature-256", "Content-Type",
+		"X-Grafana-Alerting-Signature", "X-Grafana-Alerting-Signaturex", "Cookie", "Set-Cookie", "X-Api-\u212aey",
+		"DD-API-KEY", strings.Repeat("x", 40), "Stripe-Signature"}
+	for k := range credentialHeaders {
+		names = append(names, k, strings.ToUpper(k))
+	}
+	for _, n := range names {
+		if got, want := IsCredentialHeader(n), credentialHeaders[strings.ToLower(n)]; got != want {
+			t.Errorf("%q: got %v, want %v", n, got, want)
+		}
+	}
+}

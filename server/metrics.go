@@ -83,6 +83,14 @@ type routeObserver struct {
 	method   string
 	route    string
 	duration atomic.Pointer[prometheus.Observer]
+	// last is the counter child of the status seen last: a route answers
+	// mostly one status, which then costs no label hashing nor strconv.
+	last atomic.Pointer[statusCounter]
+}
+
+type statusCounter struct {
+	status int
+	c      prometheus.Counter
 }
 
 func (m *metrics) forRoute(rt *Route) *routeObserver {
@@ -101,7 +109,12 @@ func (o *routeObserver) observe(status int, took time.Duration) {
 		o.duration.Store(d)
 	}
 	(*d).Observe(took.Seconds())
-	o.m.httpRequests.WithLabelValues(o.method, o.route, strconv.Itoa(status)).Inc()
+	sc := o.last.Load()
+	if sc == nil || sc.status != status {
+		sc = &statusCounter{status: status, c: o.m.httpRequests.WithLabelValues(o.method, o.route, strconv.Itoa(status))}
+		o.last.Store(sc)
+	}
+	sc.c.Inc()
 }
 
 // streamOpened counts an open stream until the returned func is called.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -122,4 +123,29 @@ func FuzzAMFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sameAsEncodingJSON(t, body)
 	})
+}
+
+func TestParseIntAsStrconv(t *testing.T) {
+	for _, s := range []string{"", "0", "12", "+12", "-12", "+", "-", "1_000", "0x10", "1e3", " 1", "2026-11-23T10:00:00Z",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "١٢", "00012"} {
+		n, ok := parseInt(s)
+		want, err := strconv.ParseInt(s, 10, 64)
+		if ok != (err == nil) || ok && n != want {
+			t.Errorf("%q: got %d %v, want %d %v", s, n, ok, want, err)
+		}
+	}
+}
+
+func TestIsCredentialHeaderAsToLower(t *testing.T) {
+	names := []string{"", "Authorization", "AUTHORIZATION", "authorization", "X-Hub-Signature-256", "Content-Type",
+		"X-Grafana-Alerting-Signature", "X-Grafana-Alerting-Signaturex", "Cookie", "Set-Cookie", "X-Api-\u212aey",
+		"DD-API-KEY", strings.Repeat("x", 40), "Stripe-Signature"}
+	for k := range credentialHeaders {
+		names = append(names, k, strings.ToUpper(k))
+	}
+	for _, n := range names {
+		if got, want := IsCredentialHeader(n), credentialHeaders[strings.ToLower(n)]; got != want {
+			t.Errorf("%q: got %v, want %v", n, got, want)
+		}
+	}
 }

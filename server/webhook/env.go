@@ -53,7 +53,26 @@ var credentialHeaders = map[string]bool{
 
 // IsCredentialHeader reports whether a header carries a credential and must
 // be dropped before headers are stored, shown or handed to conditions.
-func IsCredentialHeader(name string) bool { return credentialHeaders[strings.ToLower(name)] }
+func IsCredentialHeader(name string) bool {
+	// ASCII names (all that net/http accepts) are lower-cased on the stack:
+	// every stored delivery asks this of each of its headers.
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return credentialHeaders[strings.ToLower(name)] // longer than any credential header
+	}
+	b := buf[:len(name)]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 0x80:
+			return credentialHeaders[strings.ToLower(name)] // Unicode case rules (the Kelvin sign is a k)
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return credentialHeaders[string(b)]
+}
 
 // NewEnv builds the condition environment for one delivery. ev is what
 // Parse returned for body; h the request headers. A body that is not JSON

@@ -254,7 +254,7 @@ func parseTime(s string) time.Time {
 	if s == "" {
 		return time.Time{}
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+	if n, ok := parseInt(s); ok {
 		if n > 1e12 {
 			return time.UnixMilli(n).UTC()
 		}
@@ -270,6 +270,25 @@ func parseTime(s string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// parseInt is strconv.ParseInt(s, 10, 64) without the error value: a
+// timestamp that is not a number (most are) costs no allocation.
+func parseInt(s string) (int64, bool) {
+	digits := s
+	if len(digits) > 0 && (digits[0] == '+' || digits[0] == '-') {
+		digits = digits[1:]
+	}
+	if digits == "" {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 // links drops empty and duplicate URLs, keeping order.

@@ -63,12 +63,17 @@ func (p *Pipeline) writer(ctx context.Context) {
 	timer.Stop()
 	prev := 0              // deliveries in the previous commit
 	var took time.Duration // how long it took
+	gc := newGCBoost()
+	defer gc.stop()
 	for {
 		batch, items = batch[:0], items[:0]
 		select {
 		case <-ctx.Done():
 			p.drainQueue()
 			return
+		case <-gc.calmC():
+			gc.check()
+			continue
 		case r := <-p.queue:
 			batch = append(batch, r)
 		}
@@ -127,6 +132,7 @@ func (p *Pipeline) writer(ctx context.Context) {
 		started := time.Now()
 		res, err := p.d.DB.InsertWebhookEvents(context.WithoutCancel(ctx), items)
 		took = time.Since(started)
+		gc.committed(len(batch))
 		if !inline {
 			p.deferredDone()
 		}

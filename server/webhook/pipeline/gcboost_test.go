@@ -1,0 +1,54 @@
+package pipeline
+
+import (
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// gcPercent reads the current GC percent (SetGCPercent only reports it by
+// replacing it).
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+func TestGCBoostOnlyDuringAStorm(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	g := newGCBoost()
+	g.committed(stormBatch - 1)
+	if got := gcPercent(); got != 100 || g.calmC() != nil {
+		t.Fatalf("small commits changed GOGC to %d", got)
+	}
+	g.committed(stormBatch * 4)
+	if got := gcPercent(); got != stormGCPercent {
+		t.Fatalf("storm GOGC %d, want %d", got, stormGCPercent)
+	}
+	g.check() // deliveries still storm-sized a moment ago
+	if got := gcPercent(); got != stormGCPercent {
+		t.Fatalf("the storm ended early: GOGC %d", got)
+	}
+	g.last = time.Now().Add(-stormCalm - time.Second)
+	g.check()
+	if got := gcPercent(); got != 100 || g.calmC() != nil {
+		t.Fatalf("after the calm GOGC %d, want the default back", got)
+	}
+	g.committed(stormBatch)
+	g.stop()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("stop left GOGC %d", got)
+	}
+}
+
+func TestGCBoostLeavesAnOperatorsSettingAlone(t *testing.T) {
+	t.Setenv("GOGC", "150")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	g := newGCBoost()
+	g.committed(stormBatch * 4)
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("GOGC set by the operator, yet the storm changed it to %d", got)
+	}
+}

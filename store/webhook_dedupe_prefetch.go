@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -17,19 +16,9 @@ const prefetchDedupeHead = `SELECT dedupe_key, task_id, body_hash, id, received_
 	WHERE received_at >= ? AND dedupe_key IN (`
 
 // prefetchDedupeStmts are the prefetch's statements by key count.
-var prefetchDedupeStmts = func() map[int]string {
-	m := map[int]string{}
-	for _, n := range flushChunks {
-		m[n] = prefetchDedupeHead + strings.TrimSuffix(strings.Repeat("?,", n), ",") + `)`
-	}
-	return m
-}()
+var prefetchDedupeStmts = inStmts(prefetchDedupeHead)
 
-func init() {
-	for _, q := range prefetchDedupeStmts {
-		ingestStmts = append(ingestStmts, q)
-	}
-}
+func init() { addIngestStmts(prefetchDedupeStmts) }
 
 // storedEvent is the newest stored event of a task and body hash.
 type storedEvent struct{ id, receivedAt string }
@@ -57,13 +46,7 @@ func (s *txStmts) prefetchDedupe(ctx context.Context, items []IngestItem) (map[[
 	}
 	from := TS(s.tx.Now.Add(-longest))
 	for len(keys) > 0 {
-		n := len(keys)
-		for _, c := range flushChunks {
-			if c <= n {
-				n = c
-				break
-			}
-		}
+		n := chunk(len(keys))
 		if err := s.storedEvents(ctx, prefetchDedupeStmts[n], append([]any{from}, keys[:n]...), found); err != nil {
 			return nil, err
 		}

@@ -43,6 +43,26 @@ type timelineRow struct {
 // statements of these sizes, each prepared once on the writer.
 var flushChunks = []int{64, 16, 4, 1}
 
+// chunk is the largest of flushChunks that n rows or keys fill (n > 0).
+func chunk(n int) int {
+	for _, c := range flushChunks {
+		if c <= n {
+			return c
+		}
+	}
+	return 1
+}
+
+// addIngestStmts has stmts prepared on the writer with the ingest's
+// statements (DB.writerStmts).
+func addIngestStmts(stmts ...map[int]string) {
+	for _, m := range stmts {
+		for _, q := range m {
+			ingestStmts = append(ingestStmts, q)
+		}
+	}
+}
+
 const (
 	// A new incident is neither acknowledged nor resolved: those columns
 	// and its summary keep their defaults (NULL, '') and are not bound.
@@ -83,9 +103,7 @@ func init() {
 	// Prepared on the writer with the ingest's statements (DB.writerStmts),
 	// for the group commit and the dispatcher alike.
 	for _, byN := range flushStmts {
-		for _, q := range byN {
-			ingestStmts = append(ingestStmts, q)
-		}
+		addIngestStmts(byN)
 	}
 }
 
@@ -93,13 +111,7 @@ func init() {
 // in as few statements as flushChunks allow.
 func (s *txStmts) insertRows(ctx context.Context, head string, cols int, args []any) error {
 	for len(args) > 0 {
-		n := len(args) / cols
-		for _, c := range flushChunks {
-			if c <= n {
-				n = c
-				break
-			}
-		}
+		n := chunk(len(args) / cols)
 		if _, err := s.exec(ctx, flushStmts[head][n], args[:n*cols]...); err != nil {
 			return err
 		}

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"strings"
-)
+import "context"
 
 // A batch's correlation keys are looked up in one query per project and
 // chunk before its events are dispatched. In a storm of distinct groups
@@ -17,19 +14,9 @@ import (
 const prefetchKeysHead = `SELECT key FROM incident_keys WHERE project_id = ? AND key IN (`
 
 // prefetchKeysStmts are the prefetch's statements by key count.
-var prefetchKeysStmts = func() map[int]string {
-	m := map[int]string{}
-	for _, n := range flushChunks {
-		m[n] = prefetchKeysHead + strings.TrimSuffix(strings.Repeat("?,", n), ",") + `)`
-	}
-	return m
-}()
+var prefetchKeysStmts = inStmts(prefetchKeysHead)
 
-func init() {
-	for _, q := range prefetchKeysStmts {
-		ingestStmts = append(ingestStmts, q)
-	}
-}
+func init() { addIngestStmts(prefetchKeysStmts) }
 
 // prefetchKeys records, for the correlation keys of the batch's n plans
 // (at(i): the project and correlation of the i-th, nil when none), whether
@@ -52,13 +39,7 @@ func (s *txStmts) prefetchKeys(ctx context.Context, n int, at func(i int) (strin
 	}
 	for project, keys := range byProject {
 		for len(keys) > 0 {
-			n := len(keys)
-			for _, c := range flushChunks {
-				if c <= n {
-					n = c
-					break
-				}
-			}
+			n := chunk(len(keys))
 			args := make([]any, 0, n+1)
 			args = append(args, project)
 			for _, k := range keys[:n] {

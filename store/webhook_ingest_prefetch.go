@@ -43,23 +43,13 @@ var (
 )
 
 func init() {
-	for _, m := range []map[int]string{prefetchHooksStmts, prefetchTasksStmts, prefetchActiveStmts} {
-		for _, q := range m {
-			ingestStmts = append(ingestStmts, q)
-		}
-	}
+	addIngestStmts(prefetchHooksStmts, prefetchTasksStmts, prefetchActiveStmts)
 }
 
 // queryIn runs stmts' statement for ids in chunks, scanning every row.
 func (s *txStmts) queryIn(ctx context.Context, stmts map[int]string, ids []string, scan func(*sql.Rows) error) error {
 	for len(ids) > 0 {
-		n := len(ids)
-		for _, c := range flushChunks {
-			if c <= n {
-				n = c
-				break
-			}
-		}
+		n := chunk(len(ids))
 		args := make([]any, n)
 		for i, id := range ids[:n] {
 			args[i] = id

@@ -254,7 +254,7 @@ var pendingRunIDs = func() string {
 // up to limit, oldest first. A later run of a task is returned once the runs
 // before it left pending (the dispatcher runs again when a run ends).
 func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, error) {
-	rows, err := db.r.QueryContext(ctx, queryPendingHeads)
+	rows, err := db.readRows(ctx, queryPendingHeads)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +294,7 @@ func (db *DB) FindPendingRuns(ctx context.Context, limit int) ([]PendingRun, err
 }
 
 func (db *DB) pendingRunsByID(ctx context.Context, ids []any, out []PendingRun) ([]PendingRun, error) {
-	rows, err := db.r.QueryContext(ctx, queryPendingRunsByID, ids...)
+	rows, err := db.readRows(ctx, queryPendingRunsByID, ids...)
 	if err != nil {
 		return nil, err
 	}

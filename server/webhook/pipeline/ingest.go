@@ -46,6 +46,13 @@ func (e *Invalid) Error() string { return e.Msg }
 // dispatch follows. Test deliveries and replays go through it too, so what
 // they prove is what live traffic gets.
 func (p *Pipeline) Ingest(ctx context.Context, st *Hook, h http.Header, body []byte, o Opts) (*Ack, error) {
+	p.arriving.Add(1) // on its way to the writer (submit counts it off)
+	submitted := false
+	defer func() {
+		if !submitted {
+			p.arriving.Add(-1) // refused before submit
+		}
+	}()
 	hook := st.Webhook
 	now := p.d.Now()
 	verification := o.Verification
@@ -101,6 +108,7 @@ func (p *Pipeline) Ingest(ctx context.Context, st *Hook, h http.Header, body []b
 	if o.ReplayOf == "" && !o.Test {
 		item.DedupeWindow = time.Duration(hook.DedupeSeconds) * time.Second
 	}
+	submitted = true
 	res, err := p.submit(ctx, item, parsed)
 	if err != nil {
 		return nil, err

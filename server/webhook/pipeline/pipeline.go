@@ -14,6 +14,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/server/ratelimit"
@@ -81,10 +82,14 @@ type Pipeline struct {
 	loading map[string]*hookLoad      // reloads under way (Lookup), guarded by mu
 	configs map[string]dispatchConfig // the dispatcher's (dispatch_config.go), guarded by mu
 	queue   chan ingestReq
-	wake    chan struct{}
-	wg      sync.WaitGroup
-	running bool
-	fails   map[string]Failures
+	// arriving counts deliveries between Ingest's start and their place
+	// in queue: the writer lingers for company only while some are on
+	// their way (writer.go).
+	arriving atomic.Int32
+	wake     chan struct{}
+	wg       sync.WaitGroup
+	running  bool
+	fails    map[string]Failures
 	// dispatchMu: one dispatch pass at a time (loop, tests, replays).
 	dispatchMu sync.Mutex
 	conds      sync.Map // compiled conditions, keyed by rule id and version

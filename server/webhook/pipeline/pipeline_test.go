@@ -140,6 +140,9 @@ func TestIngestRefusals(t *testing.T) {
 	if _, n, err := e.db.FindWebhookEvents(context.Background(), store.WebhookEventFilter{OrgID: e.org, ProjectID: e.project, TaskID: e.task, Limit: 10}); err != nil || n != 0 {
 		t.Fatalf("%d events stored after refusals (%v)", n, err)
 	}
+	if n := pipeline.Arriving(e.p); n != 0 {
+		t.Fatalf("%d refused deliveries still counted as on their way to the writer", n)
+	}
 }
 
 // The rate limit answers RateLimited with when to come back.
@@ -154,6 +157,9 @@ func TestIngestRateLimit(t *testing.T) {
 	var rl *pipeline.RateLimited
 	if _, err := e.ingest(t, signed(), alert("g9", "firing")); !errors.As(err, &rl) || rl.RetryAfter <= 0 {
 		t.Fatalf("third delivery: %v", err)
+	}
+	if n := pipeline.Arriving(e.p); n != 0 { // two committed without the writer, one refused
+		t.Fatalf("%d deliveries still counted as on their way to the writer", n)
 	}
 }
 
@@ -204,6 +210,9 @@ func TestIngestGroupCommitStoresEachDeliveryOnce(t *testing.T) {
 	}
 	if e.woken.Load() == 0 {
 		t.Fatal("the task scheduler was never told of the queued runs")
+	}
+	if n := pipeline.Arriving(e.p); n != 0 {
+		t.Fatalf("%d committed deliveries still counted as on their way to the writer", n)
 	}
 }
 

@@ -102,6 +102,13 @@ func (p *Pipeline) writer(ctx context.Context) {
 			deadline := time.Now().Add(linger)
 		wait:
 			for len(batch) < maxBatch {
+				if len(p.queue) == 0 && p.arriving.Load() == 0 {
+					// Nothing is on its way (all the senders wait for
+					// this commit, or there are few): waiting would only
+					// add to their wait. Under a heavy load deliveries
+					// keep arriving and the batch keeps growing.
+					break
+				}
 				d := min(gap, time.Until(deadline))
 				if d <= 0 {
 					break
@@ -228,12 +235,14 @@ func (p *Pipeline) drainQueue() {
 
 var errStopped = &store.Error{Code: store.EInternal, Message: "the server is stopping; retry the delivery"}
 
-// submit queues a delivery and waits until it is committed.
+// submit queues a delivery and waits until it is committed. The delivery
+// was counted in arriving (Ingest); submit counts it off once it is queued.
 func (p *Pipeline) submit(ctx context.Context, item store.IngestItem, parsed webhook.Event) (store.IngestResult, error) {
 	p.mu.Lock()
 	running := p.running
 	p.mu.Unlock()
 	if !running {
+		p.arriving.Add(-1)
 		// Not started (tools that build a server without Serve): commit directly.
 		res, err := p.d.DB.InsertWebhookEvents(ctx, []store.IngestItem{item})
 		if err != nil {
@@ -245,7 +254,9 @@ func (p *Pipeline) submit(ctx context.Context, item store.IngestItem, parsed web
 	req := ingestReq{item: item, parsed: parsed, done: make(chan ingestRes, 1)}
 	select {
 	case p.queue <- req:
+		p.arriving.Add(-1) // after the send: counted or queued, never neither
 	case <-ctx.Done():
+		p.arriving.Add(-1)
 		return store.IngestResult{}, ctx.Err()
 	}
 	// Once queued, wait for the commit even if the client went away: the

@@ -181,6 +181,9 @@ func (db *DB) Close() error {
 	if db.ckpt != nil {
 		db.ckpt.close()
 	}
+	if db.dedupeMem != nil {
+		db.dedupeMem.close()
+	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 

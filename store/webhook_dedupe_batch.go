@@ -286,4 +286,5 @@ func (b *dedupeBatch) commit(now time.Time) {
 		m.add(a.k, a.e, a.window)
 	}
 	m.expire(now.UnixMicro())
+	m.scheduleIdle(now.UnixMicro())
 }

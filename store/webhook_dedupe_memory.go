@@ -91,10 +91,15 @@ type dedupeMemory struct {
 	tasks      map[string]*dedupeTask
 	classes    [dedupeClasses]dedupeClass
 	evictCheck int64 // µs: no generation can expire before this
+	// clock and idle: expiry also runs without deliveries (expireIdle), so
+	// an appliance gone quiet after a storm gives the memory back.
+	clock  func() time.Time
+	idle   *time.Timer
+	closed bool
 }
 
-func newDedupeMemory() *dedupeMemory {
-	m := &dedupeMemory{limit: dedupeMemoryCap, maxWindow: dedupeMemoryMaxWindow, seedA: maphash.MakeSeed(),
+func newDedupeMemory(clock func() time.Time) *dedupeMemory {
+	m := &dedupeMemory{clock: clock, limit: dedupeMemoryCap, maxWindow: dedupeMemoryMaxWindow, seedA: maphash.MakeSeed(),
 		seedB: maphash.MakeSeed(), tasks: map[string]*dedupeTask{}}
 	for c := range m.classes {
 		w := int64(time.Second/time.Microsecond) << c
@@ -109,7 +114,7 @@ func (db *DB) dedupeMemory() *dedupeMemory {
 	if !db.dedupeInMemory() {
 		return nil
 	}
-	db.dedupeInit.Do(func() { db.dedupeMem = newDedupeMemory() })
+	db.dedupeInit.Do(func() { db.dedupeMem = newDedupeMemory(func() time.Time { return db.Now() }) })
 	return db.dedupeMem
 }
 
@@ -214,6 +219,38 @@ func (m *dedupeMemory) expire(now int64) {
 		}
 	}
 	m.evictCheck = next
+}
+
+// scheduleIdle arms the expiry of the oldest generation for when its
+// window passes. Called under mu.
+func (m *dedupeMemory) scheduleIdle(now int64) {
+	if m.n == 0 || m.closed {
+		return
+	}
+	d := time.Duration(m.evictCheck-now)*time.Microsecond + time.Second
+	if m.idle == nil {
+		m.idle = time.AfterFunc(d, m.expireIdle)
+	} else {
+		m.idle.Reset(d)
+	}
+}
+
+func (m *dedupeMemory) expireIdle() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock().UnixMicro()
+	m.expire(now)
+	m.scheduleIdle(now)
+}
+
+// close stops the idle expiry (DB.Close).
+func (m *dedupeMemory) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	if m.idle != nil {
+		m.idle.Stop()
+	}
 }
 
 // Len reports the entries held (tests and measurements).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -246,7 +248,7 @@ func TestDedupeFailedBatchLeavesNoMemory(t *testing.T) {
 
 // The memory's generations are dropped once their windows passed.
 func TestDedupeMemoryExpires(t *testing.T) {
-	m := newDedupeMemory()
+	m := newDedupeMemory(time.Now)
 	tk := m.task("t")
 	start := time.Now().UnixMicro()
 	for i := 0; i < 1000; i++ {
@@ -263,5 +265,42 @@ func TestDedupeMemoryExpires(t *testing.T) {
 	m.expire(start + int64(2*time.Minute/time.Microsecond))
 	if m.n != 0 || len(m.classes[classOf(time.Minute)].gens) != 0 {
 		t.Fatalf("%d entries left past their window", m.n)
+	}
+}
+
+// BenchmarkDedupeMemoryHeap: the heap the memory holds at the cap and at
+// a steady 10k events/s with the default 60 s window (the RSS it costs).
+//
+//	go test ./store -run XXX -bench DedupeMemoryHeap -benchtime 1x
+func BenchmarkDedupeMemoryHeap(b *testing.B) {
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for range b.N {
+		before := heap()
+		m := newDedupeMemory(time.Now)
+		tk := m.task("t")
+		start := time.Now().UnixMicro()
+		peak, peakN := uint64(0), 0
+		// 10k/s for 180 s, expiring as commits do (every 10 ms here).
+		for i := 0; i < 1_800_000; i++ {
+			at := start + int64(i)*100
+			m.add(m.key(tk, strconv.Itoa(i)), dedupeMemEvent{id: uuid.New(), at: at}, time.Minute)
+			if i%100 == 0 {
+				m.expire(at)
+			}
+			if i%100_000 == 0 {
+				if h := heap() - before; h > peak {
+					peak, peakN = h, m.n
+				}
+			}
+		}
+		b.ReportMetric(float64(peak)/1e6, "peak-MB")
+		b.ReportMetric(float64(peakN), "entries-at-peak")
+		b.ReportMetric(float64(peak)/float64(peakN), "B/entry")
+		runtime.KeepAlive(m)
 	}
 }

@@ -66,6 +66,9 @@ type DB struct {
 	nstmts atomic.Int64
 	// nhot counts the statements writeHot prepared (bounded).
 	nhot atomic.Int64
+	// dedupeMem is the webhook dedupe window on SQLite (webhook_dedupe_memory.go).
+	dedupeInit sync.Once
+	dedupeMem  *dedupeMemory
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
@@ -177,6 +180,9 @@ func (db *DB) Close() error {
 	}
 	if db.ckpt != nil {
 		db.ckpt.close()
+	}
+	if db.dedupeMem != nil {
+		db.dedupeMem.close()
 	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }

@@ -59,7 +59,7 @@ func (db *DB) CopyTo(ctx context.Context, dst *DB) (*CopyReport, error) {
 				return fmt.Errorf("copy %s: %w", t, err)
 			}
 		}
-		return nil
+		return db.keyRecentDedupeEvents(ctx, tx)
 	})
 	if err != nil {
 		return nil, err

@@ -55,3 +55,14 @@ func TestActiveRunPrefetchSeeksItsIndex(t *testing.T) {
 		t.Fatalf("active-run plan: got %q, want a seek on agent_sessions_task_active per task", got)
 	}
 }
+
+// The dedupe memory's rebuild reads one task's window by its (task_id,
+// received_at) index, not a walk of every task's events.
+func TestDedupeRebuildSeeksTaskIndex(t *testing.T) {
+	sqliteOnly(t)
+	db, _ := openTemp(t)
+	got := queryPlan(t, db, queryDedupeRows, "task", "2026-01-01T00:00:00Z")
+	if !strings.Contains(got, "webhook_events_task (task_id=? AND received_at>?)") {
+		t.Fatalf("rebuild plan: got %q, want a seek on webhook_events_task over task and time", got)
+	}
+}

@@ -25,13 +25,14 @@ type storedEvent struct{ id, receivedAt string }
 
 // prefetchDedupe returns, for the batch's items that dedupe, the newest
 // stored event of each task and body hash received within the longest
-// window of the batch (each item then checks its own window).
-func (s *txStmts) prefetchDedupe(ctx context.Context, items []IngestItem) (map[[2]string]storedEvent, error) {
+// window of the batch (each item then checks its own window). need says
+// which items' windows the index can answer (on SQLite most are in memory).
+func (s *txStmts) prefetchDedupe(ctx context.Context, items []IngestItem, need func(i int) bool) (map[[2]string]storedEvent, error) {
 	var longest time.Duration
 	var keys []any
 	seen := map[int64]bool{}
-	for _, it := range items {
-		if it.DedupeWindow <= 0 {
+	for i, it := range items {
+		if it.DedupeWindow <= 0 || !need(i) {
 			continue
 		}
 		longest = max(longest, it.DedupeWindow)

@@ -147,6 +147,7 @@ var ingestStmts = []string{queryIdemKey,
 // fails the call (and then nothing was stored).
 func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
 	out := make([]IngestResult, len(items))
+	mem := db.dedupeMemory() // nil on PostgreSQL
 	pre, err := db.writerStmts(ctx, ingestStmts...)
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			return err
 		}
 		// The stored events the batch's deliveries may duplicate.
-		stored, err := st.prefetchDedupe(ctx, items)
+		dedupe, err := newIngestDedupe(ctx, st, mem, items)
 		if err != nil {
 			return err
 		}
@@ -179,9 +180,6 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		byKey := map[[2]string]string{}
 		byHash := map[[2]string]string{}
 		now := TS(tx.Now)
-		// The start of the dedupe window, formatted once per window length
-		// in the batch (every item of a batch has the same tx.Now).
-		since := map[time.Duration]string{}
 		for i, it := range items {
 			e := it.Event
 			out[i] = IngestResult{}
@@ -212,14 +210,11 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
 					continue
 				}
-				from, ok := since[it.DedupeWindow]
-				if !ok {
-					from = TS(tx.Now.Add(-it.DedupeWindow))
-					since[it.DedupeWindow] = from
-				}
-				if prev, hit := stored[k]; hit && prev.receivedAt >= from {
-					byHash[k] = prev.id
-					out[i] = IngestResult{ID: prev.id, Duplicate: "dedupe"}
+				if id, err := dedupe.duplicateOf(ctx, st, e, it.DedupeWindow); err != nil {
+					return err
+				} else if id != "" {
+					byHash[k] = id
+					out[i] = IngestResult{ID: id, Duplicate: "dedupe"}
 					continue
 				}
 			}
@@ -242,9 +237,9 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			if status == "" {
 				status = EventReceived
 			}
-			var dedupe any // in the dedupe index only when this delivery was deduplicated
+			var key any // in the dedupe index only when this delivery was deduplicated and memory does not hold it
 			if it.DedupeWindow > 0 {
-				dedupe = dedupeKey(e.BodyHash)
+				key = dedupe.dedupeKeyOf(e, it.DedupeWindow)
 			}
 			if it.Plan != nil && !h.hasRules && status == EventReceived && h.updatedAt == TS(it.HookUpdatedAt) {
 				p := *it.Plan
@@ -264,7 +259,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 			events = append(events, e.ID, e.OrgID, e.ProjectID, e.TaskID, now, e.Provider, e.Type,
 				nullStr(e.IdemKey), e.BodyHash, e.Verification, orJSON(e.Headers, "{}"), body, e.BodySize, e.Raw,
 				orJSON(e.Alerts, "[]"), status, orJSON(dispatch, "[]"), errText, nullStr(e.ReplayOf), e.Test,
-				dispatchedAt, dedupe)
+				dispatchedAt, key)
 			out[i].ID = e.ID
 			if e.IdemKey != "" {
 				byKey[[2]string{e.TaskID, e.IdemKey}] = e.ID

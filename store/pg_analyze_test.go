@@ -28,4 +28,17 @@ func TestAnalyzeGrownTables(t *testing.T) {
 	if tuples != 3000 || cols != 2 {
 		t.Fatalf("after the pass: %v rows, %d columns with statistics; want 3000 and the two indexed", tuples, cols)
 	}
+	// On the small sample (pgAnalyzeTarget), and the pool's sessions keep the default target.
+	var bounds int
+	var target string
+	if err := db.r.QueryRowContext(ctx, `SELECT cardinality(histogram_bounds::text::text[]) FROM pg_stats
+		WHERE tablename = 'grown' AND attname = 'id'`).Scan(&bounds); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.locks.QueryRowContext(ctx, `SHOW default_statistics_target`).Scan(&target); err != nil {
+		t.Fatal(err)
+	}
+	if bounds > pgAnalyzeTarget+1 || target != "100" {
+		t.Fatalf("id's histogram has %d bounds (want <= %d); the pool's target is %s (want 100)", bounds, pgAnalyzeTarget+1, target)
+	}
 }

@@ -81,7 +81,7 @@ func (deferredResult) RowsAffected() (int64, error) { return 0, errDeferredResul
 
 // deferExec queues a pgDeferrable statement of the open transaction.
 func (dc *pgDriverConn) deferExec(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Result, error) {
-	vals, formats, err := pgParams(sd, args)
+	vals, formats, err := dc.params(sd, args)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (dc *pgDriverConn) flushPending(ctx context.Context) error {
 
 // execAfterPending runs one statement behind the queued ones, one round trip.
 func (dc *pgDriverConn) execAfterPending(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Result, error) {
-	vals, formats, err := pgParams(sd, args)
+	vals, formats, err := dc.params(sd, args)
 	if err != nil {
 		return nil, err // the queue stays: it goes with the next statement or COMMIT
 	}
@@ -180,7 +180,7 @@ func (dc *pgDriverConn) commitPending() error {
 // trip: their outcomes are read first (the first failure is the query's
 // error), then the query's rows stream as usual.
 func (dc *pgDriverConn) queryAfterPending(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Rows, error) {
-	vals, formats, err := pgParams(sd, args)
+	vals, formats, err := dc.params(sd, args)
 	if err != nil {
 		return nil, err
 	}

@@ -31,18 +31,13 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID string, evs []S
 	if len(evs) == 0 {
 		return nil
 	}
-	return db.Write(ctx, func(tx *Tx) error {
-		stmt, err := tx.PrepareContext(ctx, insertSessionEvent)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+	return db.writeHot(ctx, func(tx *Tx) error {
 		for _, e := range evs {
 			at := e.CreatedAt
 			if at.IsZero() {
 				at = tx.Now
 			}
-			if _, err := stmt.ExecContext(ctx, sessionID, e.Seq, e.Type, e.Data, TS(at)); err != nil {
+			if _, err := tx.ExecContext(ctx, insertSessionEvent, sessionID, e.Seq, e.Type, e.Data, TS(at)); err != nil {
 				return err
 			}
 		}

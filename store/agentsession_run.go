@@ -158,7 +158,7 @@ type TurnEnd struct {
 // was (cancelled from elsewhere).
 func (db *DB) EndTurn(ctx context.Context, id string, e TurnEnd) (bool, error) {
 	ok := false
-	err := db.Write(ctx, func(tx *Tx) error {
+	err := db.writeHot(ctx, func(tx *Tx) error {
 		approvals := 0
 		if e.WaitingApproval {
 			approvals = 1

@@ -60,7 +60,7 @@ func (g *groupCommit[Req, Res]) do(ctx context.Context, db *DB, req Req) (Res, e
 	// The batch commits or fails as a whole, whatever happens to the
 	// leader's own caller meanwhile: the others wait on this outcome.
 	wctx := context.WithoutCancel(ctx)
-	err := db.Write(wctx, func(tx *Tx) (err error) {
+	err := db.writeHot(wctx, func(tx *Tx) (err error) {
 		// A panic must not strand the followers (they wait on this leader),
 		// keep the lead taken or the writer's transaction open: it fails
 		// the batch (rolled back) like any error.

@@ -17,7 +17,7 @@ type RunStart struct{ SessionID, TaskID string }
 // (or a delete) got to runs[i] first. An error starts none.
 func (db *DB) StartTaskRuns(ctx context.Context, runs []RunStart) (started []bool, err error) {
 	started = make([]bool, len(runs))
-	err = db.Write(ctx, func(tx *Tx) error {
+	err = db.writeHot(ctx, func(tx *Tx) error {
 		clear(started) // Write may run this again
 		for i, r := range runs {
 			ok, err := transitionAgentSessionTx(ctx, tx, r.SessionID, SessionTransition{From: SessionPending, To: SessionRunning})

@@ -7,7 +7,9 @@ import (
 
 // A hot write path (the webhook ingest group commit) runs many statements
 // per transaction, most of them written inline where they are used (run
-// recording, incident correlation, timeline). Parsing and planning them
+// recording, incident correlation, timeline). An agent run's own writes are
+// hot too in an alert storm (its start, turn, events and end: a task's run
+// after another under overlap_policy skip), and so are the group commits. Parsing and planning them
 // afresh for every event was over a quarter of the ingest writer's CPU.
 // writeHot runs such a transaction with its statements prepared on the
 // writer connection: a statement seen for the first time runs unprepared

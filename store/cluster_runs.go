@@ -149,9 +149,14 @@ func (db *DB) SweepOrphanedChats(ctx context.Context, reason string) (int, error
 	return n + m, err
 }
 
+// queryOrphanedChats: NOT EXISTS, a seek of task_runs per running session;
+// NOT IN (SELECT session_id FROM task_runs) read every run ever recorded
+// into a hash, every 30 s on each cluster.
+const queryOrphanedChats = `SELECT s.id, '' FROM agent_sessions s WHERE s.status = 'running' AND s.waiting_approval = 0
+		AND s.last_activity < ? AND NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.session_id = s.id)`
+
 func (db *DB) failOrphans(ctx context.Context, reason string) (int, error) {
-	return db.failUnheld(ctx, reason, `SELECT s.id, '' FROM agent_sessions s WHERE s.status = ? AND s.waiting_approval = 0
-		AND s.last_activity < ? AND s.id NOT IN (SELECT session_id FROM task_runs)`)
+	return db.failUnheld(ctx, reason, queryOrphanedChats)
 }
 
 // FailOrphanedRuns is FailInterruptedRuns for a server taking over the
@@ -165,15 +170,19 @@ func (db *DB) FailOrphanedRuns(ctx context.Context, reason string) (int, error) 
 	return db.failOrphanedRuns(ctx, reason)
 }
 
+const queryOrphanedRuns = `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id
+		WHERE s.status = 'running' AND s.last_activity < ?`
+
 func (db *DB) failOrphanedRuns(ctx context.Context, reason string) (int, error) {
-	return db.failUnheld(ctx, reason, `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id
-		WHERE s.status = ? AND s.last_activity < ?`)
+	return db.failUnheld(ctx, reason, queryOrphanedRuns)
 }
 
 // failUnheld fails the running sessions query lists (id, task id or ”)
-// that have been idle past orphanIdle and that no live server holds.
+// that have been idle past orphanIdle and that no live server holds. The
+// queries spell the status out ('running'): agent_sessions_running, a
+// partial index, serves only a literal (migration 0154).
 func (db *DB) failUnheld(ctx context.Context, reason, query string) (int, error) {
-	rows, err := db.r.QueryContext(ctx, query, SessionRunning, TS(db.Now().Add(-orphanIdle)))
+	rows, err := db.r.QueryContext(ctx, query, TS(db.Now().Add(-orphanIdle)))
 	if err != nil {
 		return 0, err
 	}

@@ -209,7 +209,7 @@ type PendingRun struct {
 // the previous task's oldest pending session that is a task run (head).
 // 'pending' is written out, not bound: a partial index serves only a
 // literal. INDEXED BY holds SQLite to that index (without statistics it took
-// agent_sessions_status and scanned the queue again); PostgreSQL's spelling
+// agent_sessions_status, since dropped, and scanned the queue again); PostgreSQL's spelling
 // drops it (pgRewrites).
 const queryPendingHeads = `WITH RECURSIVE queued(task_id, head) AS (
 		SELECT MIN(task_id), NULL FROM agent_sessions INDEXED BY agent_sessions_pending WHERE status = 'pending'
@@ -226,7 +226,7 @@ const queryPendingHeads = `WITH RECURSIVE queued(task_id, head) AS (
 // places hold ”): a list of keys, not a join with the recursion, whose
 // row estimate made PostgreSQL hash-join whole tables. The status (a run may
 // have started since the heads were read) is checked here, not in SQL:
-// with the condition PostgreSQL also walked agent_sessions_status over the
+// with the condition PostgreSQL also walked agent_sessions_status (dropped in 0154) over the
 // whole queue (BitmapAnd) on its stale estimate of the pending count.
 const pendingRunChunk = 32
 
@@ -335,13 +335,18 @@ func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool,
 	return err == nil && ok[0], err
 }
 
+// queryInterruptedRuns spells 'running' out: agent_sessions_running is a
+// partial index (migration 0154), which serves a literal, not a bound value.
+const queryInterruptedRuns = `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id
+	WHERE s.status = 'running'`
+
 // FailInterruptedRuns marks task runs left running by a stopped process as
 // failed with reason. They are not run again: the agent may already have
 // acted, and running twice is worse than reporting the interruption.
 func (db *DB) FailInterruptedRuns(ctx context.Context, reason string) (int, error) {
 	var n int
 	err := db.Write(ctx, func(tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id WHERE s.status = ?`, SessionRunning)
+		rows, err := tx.QueryContext(ctx, queryInterruptedRuns)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,9 @@ import (
 // writer a sixth of its time, nearly all of it the statement's own
 // overhead (in a storm of distinct alerts every lookup misses). The batch's
 // own events are found in its memory (InsertWebhookEvents' byHash), as
-// before.
+// before. On SQLite the recent events are in the dedupe memory
+// (webhook_dedupe_memory.go) and only the keys of tasks with an indexed
+// event still inside their window are looked up here.
 
 const prefetchDedupeHead = `SELECT dedupe_key, task_id, body_hash, id, received_at FROM webhook_events
 	WHERE received_at >= ? AND dedupe_key IN (`

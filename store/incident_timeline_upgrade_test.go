@@ -33,7 +33,8 @@ func incidentSnapshot(t *testing.T, db *DB, orgID, projectID string, ids ...stri
 	return string(b)
 }
 
-// Migration 0153 (incident_timeline keyed by incident, at, id) changes no
+// Migration 0153 (incident_timeline keyed by incident, at, id; the
+// project's incidents indexed by status without the last alert) changes no
 // answer: incidents opened, joined, skipped, annotated and resolved read
 // back the same, byte for byte, from the schema before it (the table
 // rebuilt as it was, the migration forgotten), and again once the
@@ -101,12 +102,16 @@ func TestIncidentTimelineAfterUpgrade(t *testing.T) {
 		`DROP TABLE incident_timeline`,
 		`ALTER TABLE incident_timeline_old RENAME TO incident_timeline`,
 		`CREATE INDEX incident_timeline_incident ON incident_timeline(incident_id, at)`,
+		`DROP INDEX incidents_project`,
+		`CREATE INDEX incidents_project ON incidents(project_id, status, last_alert_at)`,
 	}
 	if db.pg {
 		downgrade = []string{
 			`ALTER TABLE incident_timeline DROP CONSTRAINT incident_timeline_pkey`,
 			`ALTER TABLE incident_timeline ADD PRIMARY KEY (id)`,
 			`CREATE INDEX incident_timeline_incident ON incident_timeline(incident_id, at)`,
+			`DROP INDEX incidents_project`,
+			`CREATE INDEX incidents_project ON incidents(project_id, status, last_alert_at)`,
 		}
 	}
 	downgrade = append(downgrade, `DELETE FROM schema_migrations WHERE name = '0153_incident_timeline_by_incident.sql'`)

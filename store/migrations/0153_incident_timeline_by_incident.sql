@@ -24,3 +24,12 @@ INSERT INTO incident_timeline_new (id, incident_id, at, kind, actor, text, data,
 	SELECT id, incident_id, at, kind, actor, text, data, follow FROM incident_timeline;
 DROP TABLE incident_timeline;
 ALTER TABLE incident_timeline_new RENAME TO incident_timeline;
+
+-- The project's incidents by status, without the time of their last alert:
+-- the list (FindIncidents) orders by an expression of the status first, so
+-- it sorts the project's (or one status's) incidents whatever this index
+-- holds, and nothing else reads it. With last_alert_at in it, every batch
+-- of alerts joining an incident (its counters' UPDATE) moved the
+-- incident's entry; now only a status change does.
+DROP INDEX incidents_project;
+CREATE INDEX incidents_project ON incidents(project_id, status);

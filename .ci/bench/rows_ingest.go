@@ -138,11 +138,12 @@ func rowIngest(dir string) (string, error) {
 	}
 	for r := 0; r < *ingRuns; r++ {
 		if floor != nil {
-			line, err := floor.run(256, *ingSecs)
+			line, rps, err := floor.run(256, *ingSecs)
 			if err != nil {
 				return "", err
 			}
 			lines[floorName] = append(lines[floorName], line)
+			rates[floorName] = append(rates[floorName], rps)
 		}
 		for k := range ts {
 			t := &ts[(k+r)%len(ts)]
@@ -157,7 +158,7 @@ func rowIngest(dir string) (string, error) {
 		}
 	}
 	if floor != nil {
-		line, err := floor.run(64, min(*ingSecs, 10))
+		line, _, err := floor.run(64, min(*ingSecs, 10))
 		if err != nil {
 			return "", err
 		}
@@ -208,8 +209,44 @@ func rowIngest(dir string) (string, error) {
 	if l := lines[floorName]; len(l) > 0 {
 		got += " | " + floorName + ": " + strings.Join(l, "; ")
 	}
-	return fmt.Sprintf("| durable webhook ingest, default settings (60 s dedupe on), built binary, wrk -t2 with distinct alert groups over %d webhooks (each at its maximum 100,000/min), %d x %d s at 256 connections then 64 (21) | `.ci/bench.sh ingest` | %s; spread %.0f%%, %s; load %s | >= 10k/s flat within 10 %%, p99 <= 25 ms at 64 |",
-		ingestHooks, *ingRuns, *ingSecs, got, (hi-lo)/hi*100, verdict, loadavg()), nil
+	trend := ""
+	if len(mine) > 2 {
+		// A decline shows as a slope, which the machine's noise (a spread
+		// the floor shares, run by run) does not: both are printed.
+		trend = fmt.Sprintf("; trend %+.1f %% per minute (least squares over the runs)", slopePerMinute(mine, *ingSecs))
+		if fl := rates[floorName]; len(fl) == len(mine) {
+			rel := make([]float64, len(mine))
+			for i := range mine {
+				rel[i] = mine[i] / fl[i]
+			}
+			trend += fmt.Sprintf(", spread of each run over the floor's run before it %.0f %%", spread(rel))
+		}
+		fmt.Printf("  ingest%s\n", trend)
+	}
+	return fmt.Sprintf("| durable webhook ingest, default settings (60 s dedupe on), built binary, wrk -t2 with distinct alert groups over %d webhooks (each at its maximum 100,000/min), %d x %d s at 256 connections then 64 (21) | `.ci/bench.sh ingest` | %s; spread %.0f%%%s, %s; load %s | >= 10k/s flat within 10 %%, p99 <= 25 ms at 64 |",
+		ingestHooks, *ingRuns, *ingSecs, got, (hi-lo)/hi*100, trend, verdict, loadavg()), nil
+}
+
+// spread is (max - min) / max in percent.
+func spread(xs []float64) float64 {
+	lo, hi := xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return (hi - lo) / hi * 100
+}
+
+// slopePerMinute fits rate = a + b*t over consecutive runs of secs each and
+// returns b per minute as a percentage of the mean rate.
+func slopePerMinute(rates []float64, secs int) float64 {
+	n := float64(len(rates))
+	var st, sr, stt, str float64
+	for i, r := range rates {
+		t := float64(i*secs) / 60
+		st, sr, stt, str = st+t, sr+r, stt+t*t, str+t*r
+	}
+	b := (n*str - st*sr) / (n*stt - st*st)
+	return b / (sr / n) * 100
 }
 
 // runLabels numbers the ingest's wrk runs, so no run repeats another's bodies.

@@ -39,12 +39,13 @@ func startFloor(dir string) (*ingestFloor, error) {
 	return f, os.WriteFile(f.script, []byte(ingestLua(paths, secrets)), 0o600)
 }
 
-// run is one wrk run against the floor, described as a row reading.
-func (f *ingestFloor) run(conns, secs int) (string, error) {
+// run is one wrk run against the floor, described as a row reading, and
+// its rate.
+func (f *ingestFloor) run(conns, secs int) (string, float64, error) {
 	res, err := runWrk(f.p, "http://"+f.p.addr, conns, secs, "-s", f.script, "--", nextRunLabel())
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	fmt.Printf("  ingest at %d connections, %s: %s\n", conns, floorName, res)
-	return fmt.Sprintf("%.0f/s (p99 %s)", res.rps, fmtDur(res.p99)), nil
+	return fmt.Sprintf("%.0f/s (p99 %s)", res.rps, fmtDur(res.p99)), res.rps, nil
 }

@@ -54,18 +54,26 @@ func TestFindPendingRunsOldestOfEachTask(t *testing.T) {
 	}
 	heads := func(limit int) []string {
 		t.Helper()
-		got, err := db.FindPendingRuns(ctx, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, p := range got {
-			if p.Task.ID != p.Session.TaskID || p.Session.Status != SessionPending {
-				t.Fatalf("run %+v", p)
+		// Both ways of reading the heads: one by one (a few) and by chunks.
+		var paths [2][]string
+		for i, singles := range []int{pendingRunSingles, 0} {
+			defer func(was int) { pendingRunSingles = was }(pendingRunSingles)
+			pendingRunSingles = singles
+			got, err := db.FindPendingRuns(ctx, limit)
+			if err != nil {
+				t.Fatal(err)
 			}
-			ids = append(ids, p.Session.ID)
+			for _, p := range got {
+				if p.Task.ID != p.Session.TaskID || p.Session.Status != SessionPending {
+					t.Fatalf("run %+v", p)
+				}
+				paths[i] = append(paths[i], p.Session.ID)
+			}
 		}
-		return ids
+		if fmt.Sprint(paths[0]) != fmt.Sprint(paths[1]) {
+			t.Fatalf("heads one by one %v, by chunks %v", paths[0], paths[1])
+		}
+		return paths[0]
 	}
 	want := []string{runs[tasks[1].ID][0], runs[tasks[0].ID][0], runs[tasks[2].ID][0]}
 	if got := heads(2000); fmt.Sprint(got) != fmt.Sprint(want) {

@@ -332,7 +332,7 @@ const (
 func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlation) (*Incident, bool, error) {
 	tx := st.tx
 	var inc *Incident
-	since := TS(tx.Now.Add(-c.Window))
+	since := "" // the window's start, formatted once a key needs the database
 	for _, k := range c.Keys {
 		if i := st.open[e.ProjectID+"\x00"+k]; i != nil {
 			inc = i // joined earlier in this batch: still open, within its window
@@ -340,6 +340,9 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 		}
 		if st.keyAbsent(e.ProjectID, k) {
 			continue
+		}
+		if since == "" {
+			since = TS(tx.Now.Add(-c.Window))
 		}
 		var id string
 		err := st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since).Scan(&id)

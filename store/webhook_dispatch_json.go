@@ -10,8 +10,7 @@ import "encoding/json"
 // and U+2028/U+2029 escaped); strings needing no escape are copied.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+		if !jsonPlain[s[i]] {
 			q, _ := json.Marshal(s)
 			return append(b, q...)
 		}
@@ -20,6 +19,17 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// jsonPlain marks the bytes encoding/json copies as they are: one load per
+// byte instead of seven comparisons (the check was a fortieth of the
+// instructions of an event that opens an incident: its dispatch list, its
+// timeline entries and their follow-ups go through it).
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendDispatchItems appends items as json.Marshal(items) would.
 func appendDispatchItems(b []byte, items []DispatchItem) []byte {

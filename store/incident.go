@@ -157,6 +157,9 @@ func (db *DB) TransitionIncident(ctx context.Context, orgID, projectID, id, to, 
 	return out, err
 }
 
+// deleteIncidentKeys drops a resolved incident's correlation keys.
+const deleteIncidentKeys = `DELETE FROM incident_keys WHERE project_id = ? AND incident_id = ?`
+
 func transitionIncidentTx(ctx context.Context, tx *Tx, inc *Incident, to, actor, summary string) error {
 	if inc.Status == IncidentResolved || inc.Status == to {
 		return &Error{Code: EConflict, Message: "incident is already " + inc.Status, Reason: "incident_" + inc.Status}
@@ -180,10 +183,9 @@ func transitionIncidentTx(ctx context.Context, tx *Tx, inc *Incident, to, actor,
 	}
 	if to == IncidentResolved {
 		// Closed incidents no longer attract alerts: a new storm opens a new one.
-		// A key carries its incident's project: the primary key's prefix
-		// limits the search to the project's keys (no index leads with
-		// incident_id: this was a scan of every open incident's keys).
-		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_keys WHERE project_id = ? AND incident_id = ?`, inc.ProjectID, inc.ID); err != nil {
+		// A seek on incident_keys_incident (migration 0155); the project
+		// keeps the delete in the tenant's rows.
+		if _, err := tx.ExecContext(ctx, deleteIncidentKeys, inc.ProjectID, inc.ID); err != nil {
 			return err
 		}
 	}

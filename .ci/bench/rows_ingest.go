@@ -210,9 +210,10 @@ func rowIngest(dir string) (string, error) {
 		got += " | " + floorName + ": " + strings.Join(l, "; ")
 	}
 	trend := ""
-	if len(mine) > 2 {
+	if len(mine) >= 5 {
 		// A decline shows as a slope, which the machine's noise (a spread
-		// the floor shares, run by run) does not: both are printed.
+		// the floor shares, run by run) does not: both are printed, for
+		// the sustained figure (a slope over three short runs is noise).
 		trend = fmt.Sprintf("; trend %+.1f %% per minute (least squares over the runs)", slopePerMinute(mine, *ingSecs))
 		if fl := rates[floorName]; len(fl) == len(mine) {
 			rel := make([]float64, len(mine))

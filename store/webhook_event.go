@@ -344,8 +344,22 @@ type WebhookEventFilter struct {
 
 // FindWebhookEvents lists events newest first, without bodies, and the total.
 func (db *DB) FindWebhookEvents(ctx context.Context, f WebhookEventFilter) ([]WebhookEvent, int, error) {
-	q := scopedList(f.OrgID, f.ProjectID).and("task_id = ?", f.TaskID).eq("status", f.Status).eq("event_type", f.Type)
-	return listPage(ctx, db, "webhook_events", webhookEventMetaCols, q, "received_at DESC, id DESC", nil,
+	q := scopedList(f.OrgID, f.ProjectID).and("task_id = ?", f.TaskID)
+	table := "webhook_events"
+	if f.Status == EventReceived {
+		// The events waiting for dispatch (few, however many the task
+		// stored) are in the partial index webhook_events_pending, which
+		// serves the literal only; SQLite without statistics took the
+		// task's index and read every event of the task to count them (18 s
+		// for 16 polls after five minutes of ingest at 7k/s). PostgreSQL's
+		// spelling drops INDEXED BY and plans with statistics.
+		q.and("status = '" + EventReceived + "'")
+		table += " INDEXED BY webhook_events_pending"
+	} else {
+		q.eq("status", f.Status)
+	}
+	q.eq("event_type", f.Type)
+	return listPage(ctx, db, table, webhookEventMetaCols, q, "received_at DESC, id DESC", nil,
 		f.Limit, f.Offset, scanWebhookEventMeta)
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -59,16 +60,7 @@ func (s *txStmts) prefetchDedupe(ctx context.Context, items []IngestItem, need f
 }
 
 func (s *txStmts) storedEvents(ctx context.Context, q string, args []any, found map[[2]string]storedEvent) error {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return s.queryRows(ctx, q, args, func(rows *sql.Rows) error {
 		var key int64
 		var task, hash string
 		var e storedEvent
@@ -80,6 +72,6 @@ func (s *txStmts) storedEvents(ctx context.Context, q string, args []any, found 
 		if prev, ok := found[k]; !ok || e.receivedAt > prev.receivedAt || (e.receivedAt == prev.receivedAt && e.id > prev.id) {
 			found[k] = e
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }

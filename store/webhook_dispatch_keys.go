@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // A batch's correlation keys are looked up in one query per project and
 // chunk before its events are dispatched. In a storm of distinct groups
@@ -55,23 +58,14 @@ func (s *txStmts) prefetchKeys(ctx context.Context, n int, at func(i int) (strin
 }
 
 func (s *txStmts) storedKeys(ctx context.Context, project, q string, args []any) error {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return s.queryRows(ctx, q, args, func(rows *sql.Rows) error {
 		var k string
 		if err := rows.Scan(&k); err != nil {
 			return err
 		}
 		s.probed[project+"\x00"+k] = true
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // keyAbsent reports that the prefetch found no row of the key: the

@@ -54,29 +54,31 @@ func (s *txStmts) queryIn(ctx context.Context, stmts map[int]string, ids []strin
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		st, err := s.stmt(ctx, stmts[n])
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				rows.Close()
-				return err
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+		if err := s.queryRows(ctx, stmts[n], args, scan); err != nil {
 			return err
 		}
 		ids = ids[n:]
 	}
 	return nil
+}
+
+// queryRows runs the writer's prepared q with args, scanning every row.
+func (s *txStmts) queryRows(ctx context.Context, q string, args []any, scan func(*sql.Rows) error) error {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // prefetchIngest fills hooks (by task id) with the batch's webhooks, the

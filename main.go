@@ -70,7 +70,7 @@ func commands() []command {
 		{"incidents", "list and show incidents", client("incidents")},
 		{"postmortems", "list, show, draft and publish incidents' postmortems; the org's template", client("postmortems")},
 		{"webhooks", "a task's received webhook events (--follow tails them); try a routing condition on one", client("webhooks")},
-		{"rules", "what-if for the agent's rules: preview a change, evaluate a call, shadow rules on trial", client("rules")},
+		{"rules", "list the agent's rules; what-if: preview a change, evaluate a call, shadow rules on trial", client("rules")},
 		{"channels", "the project's chat channels (Slack, Telegram, WhatsApp): create, test, link accounts", client("channels")},
 		{"heartbeats", "list, create and delete heartbeat checks of the current project", client("heartbeats")},
 		{"maintenance", "list, create and delete maintenance windows of the current project", client("maintenance")},

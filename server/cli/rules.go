@@ -65,8 +65,42 @@ func (r *ruleDraft) check(cmd *cobra.Command) error {
 }
 
 func (a *app) rulesCmd() *cobra.Command {
-	return group("rules", "What-if for the agent's rules: preview a change, evaluate a call, shadow rules on trial",
-		a.rulesPreviewCmd(), a.rulesEvaluateCmd(), a.shadowCmd())
+	return group("rules", "The agent's rules and what-if for them: list, preview a change, evaluate a call, shadow rules on trial",
+		a.rulesListCmd(), a.rulesPreviewCmd(), a.rulesEvaluateCmd(), a.shadowCmd())
+}
+
+// rulesListCmd lists the live rules, so a preview's --remove has ids to take.
+func (a *app) rulesListCmd() *cobra.Command {
+	return &cobra.Command{Use: "list", Short: "List the rules that apply to the project (its org's and its own)", Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, raw, err := getPage[struct {
+				ID          string `json:"id"`
+				Scope       string `json:"scope"`
+				Kind        string `json:"kind"`
+				Effect      string `json:"effect"`
+				Description string `json:"description"`
+				Tool        string `json:"tool"`
+				MatchType   string `json:"match_type"`
+				Pattern     string `json:"pattern"`
+				Enabled     bool   `json:"enabled"`
+			}](cmd.Context(), a, "/api/rules", nil)
+			if err != nil {
+				return err
+			}
+			ids := make([]string, len(p.Items))
+			rows := make([][]string, len(p.Items))
+			for i, r := range p.Items {
+				ids[i] = r.ID
+				state := "enabled"
+				if !r.Enabled {
+					state = "disabled"
+				}
+				rows[i] = []string{r.ID, r.Scope, r.Kind, r.Effect, clip(matches(r.Tool, r.MatchType, r.Pattern), 40), a.out.status(state), clip(r.Description, 40)}
+			}
+			return a.emit(raw, ids, func() {
+				a.out.table([]string{"ID", "SCOPE", "KIND", "EFFECT", "MATCHES", "STATE", "DESCRIPTION"}, rows)
+			})
+		}}
 }
 
 type ruleChange struct {

@@ -85,6 +85,17 @@ func TestRulesWhatIf(t *testing.T) {
 	if live := s.must(200, "GET", "/api/rules", u.token, u.project, nil); live["total"] != 1.0 {
 		t.Fatalf("live rules after promote: %v", live)
 	}
+	if out := ok(t, env, "rules", "list").stdout; !strings.Contains(out, "no knowledge searches") || !strings.Contains(out, "project") || !strings.Contains(out, "enabled") {
+		t.Fatalf("rules list:\n%s", out)
+	}
+	liveID := strings.TrimSpace(ok(t, env, "rules", "list", "-q").stdout)
+	if got := decode[map[string]any](t, ok(t, env, "rules", "list", "--json").stdout); got["items"].([]any)[0].(map[string]any)["id"] != liveID {
+		t.Fatalf("rules list --json: %v", got)
+	}
+	// Taking the live rule away would let the recorded search through again.
+	if back := decode[map[string]any](t, ok(t, env, "rules", "preview", "--json", "--remove", liveID).stdout); back["newly_allowed"] != 1.0 {
+		t.Fatalf("rules preview --remove: %v", back)
+	}
 	exits(t, 3, "", env, "rules", "shadow", "promote", unknownID)
 	other := decode[map[string]any](t, ok(t, env, "rules", "shadow", "create", "--json", "--kind", "must_always", "--description", "ask before restarts",
 		"--tool", "run_command", "--match", "command", "--pattern", "systemctl restart *").stdout)

@@ -86,7 +86,7 @@ func (dc *pgDriverConn) deferExec(ctx context.Context, sd *pgconn.StatementDescr
 		return nil, err
 	}
 	if dc.pend == nil {
-		dc.pend = &pgPending{}
+		dc.pend = dc.newPending()
 	}
 	dc.pend.b.ExecStatement(sd, vals, formats, nil) // encoded now: vals may be reused
 	dc.pend.sql = append(dc.pend.sql, sd.SQL)
@@ -105,7 +105,7 @@ func (dc *pgDriverConn) sendPending(ctx context.Context, tail func(b *pgconn.Bat
 	p := dc.pend
 	dc.pend = nil
 	if p == nil {
-		p = &pgPending{}
+		p = dc.newPending()
 	}
 	if tail != nil {
 		tail(&p.b, &p.sql)
@@ -122,8 +122,10 @@ func (dc *pgDriverConn) sendPending(ctx context.Context, tail func(b *pgconn.Bat
 		if len(res) < len(p.sql) {
 			q = p.sql[len(res)]
 		}
+		dc.recycle(p, true)
 		return pgconn.CommandTag{}, dc.fail(err, q)
 	}
+	dc.recycle(p, true)
 	if len(res) == 0 {
 		return pgconn.CommandTag{}, nil
 	}
@@ -205,6 +207,9 @@ func (dc *pgDriverConn) queryAfterPending(ctx context.Context, sd *pgconn.Statem
 			return failed(q, err)
 		}
 	}
+	// The messages were written (ExecBatch writes before it returns); the
+	// statements' descriptions stay with mrr until its rows are read.
+	dc.recycle(p, false)
 	if !mrr.NextResult() {
 		return failed(sd.SQL, nil)
 	}

@@ -50,6 +50,9 @@ type Outcome struct {
 	TokensIn  int64
 	TokensOut int64
 	Cost      float64
+	// Cause is the error that failed the run when the executor knows it
+	// (ErrNoLLM: the scheduler then holds the org's webhook runs).
+	Cause error
 	// Saved, when set, is called once the scheduler has saved the run's
 	// final status (with the status and reason it saved; also when saving
 	// failed, so the executor always gets to finish). The executor publishes

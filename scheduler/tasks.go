@@ -388,6 +388,9 @@ func (e *Tasks) execute(p store.PendingRun) {
 	case !store.Terminal(tr.To):
 		tr.To, tr.Reason = store.SessionFailed, "executor returned the non-final status "+out.Status
 	}
+	if tr.To == store.SessionFailed && (errors.Is(err, ErrNoLLM) || errors.Is(out.Cause, ErrNoLLM)) {
+		e.holdWebhookRuns(t.OrgID, run.SessionID)
+	}
 	wctx, wcancel := context.WithTimeout(context.WithoutCancel(e.base), 10*time.Second)
 	if err := e.db.FinishTaskRun(wctx, run.SessionID, t.ID, tr); err != nil {
 		e.log.Error("task run outcome not saved", "session_id", run.SessionID, "err", err)
@@ -406,6 +409,15 @@ func (e *Tasks) execute(p store.PendingRun) {
 	if _, err := e.dispatchFreed(); err != nil && e.base.Err() == nil {
 		e.log.Error("task dispatch", "err", err)
 	}
+}
+
+// holdWebhookRuns holds org's webhook runs for store.RunHoldFor: its run
+// sessionID failed because no model is configured, and every run until one
+// is would fail the same way (see store/webhook_run_hold.go).
+func (e *Tasks) holdWebhookRuns(orgID, sessionID string) {
+	until := e.db.Now().Add(store.RunHoldFor).UTC() // the clock the store compares with
+	e.db.HoldWebhookRuns(orgID, "no LLM configured (run "+sessionID+" failed for it): webhook runs resume once a model is configured, "+
+		"or with the first alert after "+until.Format(time.RFC3339), until)
 }
 
 // dispatchFreed dispatches if a run released its slots since the last

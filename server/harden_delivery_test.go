@@ -8,6 +8,7 @@ import (
 
 	stripewebhook "github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 	"github.com/opsagent/opsagent/server/webhook"
 )
 
@@ -36,7 +37,9 @@ func signDelivery(scheme, secret string, body []byte, h http.Header) http.Header
 // identity with the same body is a new event.
 func TestWebhookProviderDeliveryIdentityStopsLateReplays(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
+	// A model that answers: with none, the first run's failure would hold the
+	// org's later webhook runs (webhook_run_hold.go) and this counts runs.
+	env := newEnv(t, withLLM(llmfake.New(t, llmfake.Always(llmfake.Text("looked")))))
 	owner := env.register("owner@example.com")
 	withProject(t, env, owner)
 	type sender struct {

@@ -117,6 +117,7 @@ func (s *Server) handlePutLLMKey(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	s.db.ReleaseWebhookRuns(orgID) // runs held for want of a model may start again (store/webhook_run_hold.go)
 	c.Audit("org.llm_key_set", "success", "organization", orgID, map[string]any{"provider": req.Provider})
 	return c.JSON(200, llmKeyOut(info))
 }

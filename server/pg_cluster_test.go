@@ -52,7 +52,9 @@ func copyDir(t *testing.T, from, to string) {
 // An idempotency key and the dedupe window hold across nodes: copies of one
 // delivery sent to three servers at once are one event and one run.
 func TestClusterWebhookIdempotency(t *testing.T) {
-	nodes := newCluster(t, 3)
+	// A model that answers: with none, a node whose run failed would hold
+	// the org's later webhook runs (webhook_run_hold.go) and this counts runs.
+	nodes := newCluster(t, 3, withLLM(llmfake.New(t, llmfake.Always(llmfake.Text("looked")))))
 	owner := nodes[0].register("owner@example.com")
 	f := newHook(t, nodes[0], owner, map[string]any{"provider": "generic", "scheme": "bearer", "rate_limit_per_minute": 10000, "dedupe_window_seconds": 60})
 	var wg sync.WaitGroup

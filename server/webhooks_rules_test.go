@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsagent/opsagent/server/agent/llm/llmfake"
 	"github.com/opsagent/opsagent/server/webhook"
 	"github.com/opsagent/opsagent/store"
 )
@@ -102,7 +103,9 @@ func TestWebhookRuleValidation(t *testing.T) {
 // every matching rule. A rule may target another task of the project.
 func TestWebhookRoutingFirstMatchAndFanOut(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
+	// A model that answers: with none, the first run's failure would hold the
+	// org's later webhook runs (webhook_run_hold.go) and this counts runs.
+	env := newEnv(t, withLLM(llmfake.New(t, llmfake.Always(llmfake.Text("looked")))))
 	owner := env.register("owner@example.com")
 	f := newHook(t, env, owner, map[string]any{"provider": "generic", "scheme": "bearer", "dedupe_window_seconds": 0})
 	org := orgOf(t, owner)

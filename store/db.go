@@ -75,6 +75,8 @@ type DB struct {
 	// finishGC group-commits run ends (FinishTaskRun, taskrun_group.go).
 	finishInit sync.Once
 	finishGC   *groupCommit[runFinish, struct{}]
+	// runHolds: orgs whose webhook runs wait (no model configured; webhook_run_hold.go).
+	runHolds runHolds
 	// analyzeStop ends the PostgreSQL statistics keeper (pg_analyze.go).
 	analyzeStop func()
 	// tg tracks which tables the writer changed, for the read caches

@@ -84,7 +84,7 @@ type DispatchOutcome struct {
 // its batches by it.
 func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) (outs []DispatchOutcome, held time.Duration, err error) {
 	var out []DispatchOutcome
-	pre, err := db.writerStmts(ctx, ingestStmts...)
+	pre, err := db.writerStmts(ctx, db.ingestStmtList()...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -109,13 +109,29 @@ func init() {
 
 // insertRows writes n rows of cols values each (args holds them in order)
 // in as few statements as flushChunks allow.
+// On SQLite a chunk whose rows share their values in the head's shared
+// columns binds those once (webhook_dispatch_shared.go).
 func (s *txStmts) insertRows(ctx context.Context, head string, cols int, args []any) error {
+	shared := sharedCols[head]
+	if s.tx.db.pg {
+		shared = nil
+	}
 	for len(args) > 0 {
 		n := chunk(len(args) / cols)
-		if _, err := s.exec(ctx, flushStmts[head][n], args[:n*cols]...); err != nil {
+		rows := args[:n*cols]
+		args = args[n*cols:]
+		if n > 1 && shared != nil {
+			if bound, ok := sharedArgs(shared, cols, rows, s.sharedBuf); ok {
+				s.sharedBuf = bound[:0]
+				if _, err := s.exec(ctx, sharedStmts[head][n], bound...); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if _, err := s.exec(ctx, flushStmts[head][n], rows...); err != nil {
 			return err
 		}
-		args = args[n*cols:]
 	}
 	return nil
 }

@@ -47,13 +47,17 @@ func (s *txStmts) activeRun(ctx context.Context, taskID string) (string, error) 
 }
 
 // webhookSkip says why a webhook event starts no run of t ("" when it
-// does): a disabled task, or overlap_policy skip with a run in progress.
+// does): a disabled task, the org's webhook runs held (no model configured,
+// webhook_run_hold.go), or overlap_policy skip with a run in progress.
 // The skip is recorded on the event (its dispatch item and status), not as
 // a cancelled session: unlike a scheduled fire, which skips one slot, an
 // alert storm would add a cancelled session per alert to the task's history.
 func (s *txStmts) webhookSkip(ctx context.Context, t *Task) (reason, activeID string, err error) {
 	if !t.Enabled {
 		return "the task is disabled", "", nil
+	}
+	if held := s.tx.db.webhookRunHeld(t.OrgID, s.tx.Now); held != "" {
+		return held, "", nil
 	}
 	if t.OverlapPolicy != "skip" {
 		return "", "", nil

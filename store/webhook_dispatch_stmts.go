@@ -35,6 +35,8 @@ type txStmts struct {
 	// (project "\x00" key -> whether the database holds it; prefetchKeys).
 	probed map[string]bool
 	now    string // TS(tx.Now) once formatted (ts)
+	// sharedBuf: insertRows' arguments for a shared-form statement, reused.
+	sharedBuf []any
 }
 
 func newTxStmts(tx *Tx) *txStmts {

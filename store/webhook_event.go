@@ -148,7 +148,7 @@ var ingestStmts = []string{queryIdemKey,
 func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
 	out := make([]IngestResult, len(items))
 	mem := db.dedupeMemory() // nil on PostgreSQL
-	pre, err := db.writerStmts(ctx, ingestStmts...)
+	pre, err := db.writerStmts(ctx, db.ingestStmtList()...)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, r
 	lr.hub.waitStored(30 * time.Second)
 	r.report(trigger, status, res) // once per run: res holds the totals of every turn
 	out := scheduler.Outcome{Status: status, Reason: res.reason, Summary: res.summary, Model: res.model,
-		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost}
+		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost, Cause: res.cause}
 	if status == store.SessionFailed && res.reason == "" {
 		out.Reason = fmt.Sprintf("the run failed (%s)", res.status)
 	}

@@ -26,6 +26,7 @@ type turnSpec struct {
 type turnResult struct {
 	status    agent.Status
 	reason    string
+	cause     error // what failed the turn, when it failed before the model (scheduler.Outcome.Cause)
 	summary   string
 	model     string
 	provider  string // the provider's name ("openai", "anthropic"), for metrics
@@ -52,7 +53,7 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 			code = "llm_config"
 		}
 		hub.publish(string(agent.EventError), agent.ErrorEvent{Code: code, Message: msg}, now())
-		return turnResult{status: agent.StatusFailed, reason: msg, messages: spec.history}
+		return turnResult{status: agent.StatusFailed, reason: msg, cause: err, messages: spec.history}
 	}
 	cfg := agent.Config{Provider: provider, Model: model, MaxSteps: spec.maxSteps, Prices: r.d.Prices, Logger: r.log}
 	cfg.System = r.systemPrompt(ctx, spec)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -27,6 +28,9 @@ func TestGCBoostOnlyDuringAStorm(t *testing.T) {
 	if got := gcPercent(); got != stormGCPercent {
 		t.Fatalf("storm GOGC %d, want %d", got, stormGCPercent)
 	}
+	if got, want := debug.SetMemoryLimit(-1), stormMemLimit(liveHeap()); got != want || got == math.MaxInt64 {
+		t.Fatalf("storm memory limit %d, want %d", got, want)
+	}
 	g.check() // deliveries still storm-sized a moment ago
 	if got := gcPercent(); got != stormGCPercent {
 		t.Fatalf("the storm ended early: GOGC %d", got)
@@ -35,6 +39,9 @@ func TestGCBoostOnlyDuringAStorm(t *testing.T) {
 	g.check()
 	if got := gcPercent(); got != 100 || g.calmC() != nil {
 		t.Fatalf("after the calm GOGC %d, want the default back", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("after the calm the memory limit is %d, want none", got)
 	}
 	g.committed(stormBatch)
 	g.stop()
@@ -50,5 +57,19 @@ func TestGCBoostLeavesAnOperatorsSettingAlone(t *testing.T) {
 	g.committed(stormBatch * 4)
 	if got := gcPercent(); got != 100 {
 		t.Fatalf("GOGC set by the operator, yet the storm changed it to %d", got)
+	}
+}
+
+// The storm's memory limit keeps what GOGC=200 allowed and adds a bounded
+// headroom; an operator's tighter limit would win (min in committed).
+func TestStormMemLimit(t *testing.T) {
+	if got := stormMemLimit(0); got != stormHeadroom {
+		t.Fatalf("no live heap: %d", got)
+	}
+	if got := stormMemLimit(100 << 20); got != 300<<20+stormHeadroom {
+		t.Fatalf("100 MB live: %d", got)
+	}
+	if got := stormMemLimit(math.MaxUint64 / 2); got != math.MaxInt64 {
+		t.Fatalf("overflow: %d", got)
 	}
 }

@@ -63,9 +63,10 @@ type pgDriverConn struct {
 	c     *pgconn.PgConn
 	stmts map[string]*pgconn.StatementDescription // by PostgreSQL text
 	n     int
-	inTx  bool       // between BeginTx and Commit/Rollback
-	pend  *pgPending // statements queued in the transaction (pgdriver_pipeline.go)
-	spare *pgPending // the last transaction's queue, kept for its buffers (pgdriver_batchbuf.go)
+	inTx  bool                                         // between BeginTx and Commit/Rollback
+	pend  *pgPending                                   // statements queued in the transaction (pgdriver_pipeline.go)
+	spare *pgPending                                   // the last transaction's queue, kept for its buffers (pgdriver_batchbuf.go)
+	coal  map[*pgconn.StatementDescription]*pgCoalesce // flush statements' coalescing (pgdriver_coalesce.go)
 	// params' scratch, reused by every statement (see params).
 	vals    [][]byte
 	formats []int16
@@ -83,6 +84,7 @@ func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.Stateme
 			_ = dc.c.Deallocate(ctx, sd.Name)
 			delete(dc.stmts, k)
 		}
+		dc.coal = nil // its unnest statements are gone too
 	}
 	dc.n++
 	sd, err := dc.c.Prepare(ctx, "oa"+strconv.Itoa(dc.n), q, nil)

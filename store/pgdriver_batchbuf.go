@@ -78,6 +78,6 @@ func (dc *pgDriverConn) recycle(p *pgPending, resultsRead bool) {
 	}
 	f.buf, f.err = f.buf[:0], nil
 	clear(p.sql)
-	p.sql, p.begin = p.sql[:0], false
+	p.sql, p.begin, p.run.c = p.sql[:0], false, nil
 	dc.spare = p
 }

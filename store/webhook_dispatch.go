@@ -314,15 +314,17 @@ var queryOpenIncidentByKey = `SELECT k.incident_id FROM incident_keys k
 	JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'
 	AND i.last_alert_at >= ? ORDER BY i.last_alert_at DESC LIMIT 1`
 
-var queryIncidentByID = `SELECT ` + incidentCols + ` FROM incidents WHERE id = ?`
+var queryIncidentByID = `SELECT ` + incidentCols + `, open_fingerprints FROM incidents WHERE id = ?`
 
 func init() { ingestStmts = append(ingestStmts, queryIncidentByID) }
 
 const (
-	insertIncidentKey    = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`
-	insertIncidentAlert  = `INSERT OR IGNORE INTO incident_alerts (incident_id, fingerprint) VALUES (?,?)`
+	insertIncidentKey   = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES (?,?,?)`
+	insertIncidentAlert = `INSERT OR IGNORE INTO incident_alerts (incident_id, fingerprint) VALUES (?,?)`
+	// Every incident a batch counts on went through newAlertsTx, which
+	// moved its open_fingerprints into incident_alerts.
 	updateIncidentCounts = `UPDATE incidents SET alert_count = alert_count + ?, event_count = event_count + ?,
-	last_alert_at = ?, updated_at = ?, session_id = COALESCE(session_id, ?) WHERE id = ?`
+	last_alert_at = ?, updated_at = ?, session_id = COALESCE(session_id, ?), open_fingerprints = NULL WHERE id = ?`
 )
 
 // correlateTx finds an open incident sharing a key within the window and
@@ -350,7 +352,11 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 			continue
 		}
 		if err == nil {
-			inc, err = scanIncident(st.queryRow(ctx, queryIncidentByID, id))
+			var fps sql.NullString
+			inc, err = scanIncident(scanAlso{st.queryRow(ctx, queryIncidentByID, id), []any{&fps}})
+			if err == nil && fps.Valid {
+				err = st.holdUnmoved(inc.ID, fps.String)
+			}
 		}
 		if err != nil {
 			return nil, false, err
@@ -417,10 +423,21 @@ func newAlertsTx(ctx context.Context, st *txStmts, incidentID string, c *Correla
 		for _, fp := range c.Fingerprints {
 			if !p.fps[fp] {
 				p.fps[fp] = true
+				p.order = append(p.order, fp)
 				n++
 			}
 		}
 		return n, nil
+	}
+	if fps, ok := st.unmoved[incidentID]; ok {
+		// The fingerprints it opened with, counted then: rows from now on
+		// (the counters' UPDATE clears open_fingerprints).
+		delete(st.unmoved, incidentID)
+		for _, fp := range fps {
+			if _, err := st.exec(ctx, insertIncidentAlert, incidentID, fp); err != nil {
+				return 0, err
+			}
+		}
 	}
 	for _, fp := range c.Fingerprints {
 		res, err := st.exec(ctx, insertIncidentAlert, incidentID, fp)
@@ -433,6 +450,25 @@ func newAlertsTx(ctx context.Context, st *txStmts, incidentID string, c *Correla
 	}
 	return n, nil
 }
+
+// holdUnmoved records an incident's open_fingerprints (JSON) for its
+// first join in the batch (newAlertsTx).
+func (s *txStmts) holdUnmoved(incidentID, fps string) error {
+	var list []string
+	if err := json.Unmarshal([]byte(fps), &list); err != nil {
+		return err
+	}
+	s.unmoved[incidentID] = list
+	return nil
+}
+
+// scanAlso scans a row's extra columns after the ones its caller asks for.
+type scanAlso struct {
+	row   interface{ Scan(...any) error }
+	extra []any
+}
+
+func (s scanAlso) Scan(dest ...any) error { return s.row.Scan(append(dest, s.extra...)...) }
 
 // incidentDelta is what a dispatch batch adds to one incident's counters,
 // written once when the batch ends rather than once per event.

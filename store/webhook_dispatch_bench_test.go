@@ -18,6 +18,10 @@ import (
 // same from run to run, so instruction counts compare (callgrind).
 var benchCheckpointEvery = flag.Int("bench.checkpoint-every", 0, "checkpoint after every n batches (0: in the background)")
 
+// benchBatch is BenchmarkIngestDistinctGroups' group commit size: 64 is a
+// busy writer's batch, a few events a quiet one's (64 connections).
+var benchBatch = flag.Int("bench.batch", 64, "events per group commit")
+
 // BenchmarkIngestDistinctGroups is the ingest row's load in process: batches
 // of 64 Alertmanager events, each a distinct alert group, stored and
 // dispatched in one group commit each: every event opens an incident, and
@@ -47,7 +51,7 @@ func BenchmarkIngestDistinctGroups(b *testing.B) {
 	for i := range body {
 		body[i] = 'x'
 	}
-	const batch = 64
+	batch := *benchBatch
 	items := make([]IngestItem, 0, batch)
 	b.ResetTimer()
 	cpu0, w0 := cpuTime(), bytesWritten()

@@ -20,13 +20,33 @@ import (
 // finds its own incidents by key in txStmts.open, counts a pending
 // incident's fingerprints in memory, and flushes before anything that
 // writes an incident's row or keys in place (a provider transition).
-// Parents are inserted before their key, alert and timeline rows
-// (foreign keys).
+// Parents are inserted before their key and timeline rows (foreign keys).
+//
+// An opened incident's fingerprints go on its own row (open_fingerprints,
+// migration 0156), not into incident_alerts: those rows serve only to
+// count a later event's new alerts, so the first later join moves them
+// there (newAlertsTx), and an incident nothing joins never writes them.
 
 // pendingIncident is an incident the batch opened and has not inserted.
 type pendingIncident struct {
-	inc *Incident
-	fps map[string]bool // its fingerprints so far
+	inc   *Incident
+	fps   map[string]bool // its fingerprints so far
+	order []string        // fps in the order they came
+}
+
+// openFingerprints is p's open_fingerprints: a JSON array, NULL when none.
+func (p *pendingIncident) openFingerprints() any {
+	if len(p.order) == 0 {
+		return nil
+	}
+	b := []byte{'['}
+	for i, fp := range p.order {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, fp)
+	}
+	return string(append(b, ']'))
 }
 
 // timelineRow is a buffered incident_timeline row; follow holds the
@@ -67,9 +87,8 @@ const (
 	// A new incident is neither acknowledged nor resolved: those columns
 	// and its summary keep their defaults (NULL, '') and are not bound.
 	flushIncidentHead = `INSERT INTO incidents (id, org_id, project_id, task_id, provider, title, severity, status, alert_count,
-	event_count, session_id, opened_at, last_alert_at, created_at, updated_at) VALUES `
+	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints) VALUES `
 	flushKeyHead      = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
-	flushAlertHead    = `INSERT INTO incident_alerts (incident_id, fingerprint) VALUES `
 	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data, follow) VALUES `
 	// The group commit's events (InsertWebhookEvents), written at its end
 	// with their dispatch outcome: nothing in the transaction reads them
@@ -77,8 +96,12 @@ const (
 	flushEventHead = `INSERT INTO webhook_events (` + webhookEventCols + `, dedupe_key) VALUES `
 )
 
-// flushEventCols is the number of values of one event row.
-const flushEventCols = 22
+// flushEventCols and flushIncidentCols are the numbers of values of one
+// event and one incident row.
+const (
+	flushEventCols    = 22
+	flushIncidentCols = 16
+)
 
 // multiRow is head followed by rows tuples of cols placeholders.
 func multiRow(head string, cols, rows int) string {
@@ -89,7 +112,7 @@ func multiRow(head string, cols, rows int) string {
 // flushStmts are the multi-row statements, by table head and row count.
 var flushStmts = func() map[string]map[int]string {
 	m := map[string]map[int]string{}
-	for head, cols := range map[string]int{flushIncidentHead: 15, flushKeyHead: 3, flushAlertHead: 2, flushTimelineHead: 8,
+	for head, cols := range map[string]int{flushIncidentHead: flushIncidentCols, flushKeyHead: 3, flushTimelineHead: 8,
 		flushEventHead: flushEventCols} {
 		m[head] = map[int]string{}
 		for _, n := range flushChunks {
@@ -221,24 +244,22 @@ func (s *txStmts) followUp(incidentID, kind, text, data string) {
 }
 
 // flushPending inserts the incidents the batch opened and the buffered
-// key, alert and timeline rows.
+// key and timeline rows.
 func (s *txStmts) flushPending(ctx context.Context) error {
 	if len(s.pendingOrder) > 0 {
-		args := make([]any, 0, 15*len(s.pendingOrder))
-		var alerts []any
+		args := make([]any, 0, flushIncidentCols*len(s.pendingOrder))
 		for _, p := range s.pendingOrder {
 			i := p.inc
 			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
 				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
-				s.ts(i.UpdatedAt))
-			for fp := range p.fps {
-				alerts = append(alerts, i.ID, fp)
+				s.ts(i.UpdatedAt), p.openFingerprints())
+			if len(p.order) > 0 {
+				// Flushed before the batch's end (a transition): an event
+				// later in the batch that joins it moves them (newAlertsTx).
+				s.unmoved[i.ID] = p.order
 			}
 		}
-		if err := s.insertRows(ctx, flushIncidentHead, 15, args); err != nil {
-			return err
-		}
-		if err := s.insertRows(ctx, flushAlertHead, 2, alerts); err != nil {
+		if err := s.insertRows(ctx, flushIncidentHead, flushIncidentCols, args); err != nil {
 			return err
 		}
 		clear(s.pending)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -130,8 +131,24 @@ func TestDispatchBatchFlush(t *testing.T) {
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incidents`).Scan(&n); err != nil || n != 4+70 {
 		t.Fatalf("incidents: %d (%v)", n, err)
 	}
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incident_alerts`).Scan(&n); err != nil || n != 2+1+1+1+70 {
+	// The batch's incidents hold their fingerprints on their rows
+	// (open_fingerprints), none in incident_alerts.
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incident_alerts`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("incident alerts: %d (%v)", n, err)
+	}
+	openFPs := func(id string) (fps string, rows int) {
+		var v sql.NullString
+		if err := db.r.QueryRowContext(ctx, `SELECT open_fingerprints, (SELECT count(*) FROM incident_alerts WHERE incident_id = ?)
+			FROM incidents WHERE id = ?`, id, id).Scan(&v, &rows); err != nil {
+			t.Fatal(err)
+		}
+		return v.String, rows
+	}
+	if fps, _ := openFPs(a); fps != `["a1","a2"]` {
+		t.Fatalf("A's open fingerprints: %s", fps)
+	}
+	if fps, _ := openFPs(c); fps != `["c1"]` {
+		t.Fatalf("C's open fingerprints: %s", fps)
 	}
 	// A later batch joins A from the database: counters add up, the alert seen before is not counted again.
 	res, err = db.InsertWebhookEvents(ctx, []IngestItem{event(100, "a", "a2", "firing"), event(101, "a", "a3", "firing")})
@@ -147,5 +164,30 @@ func TestDispatchBatchFlush(t *testing.T) {
 	}
 	if incA.AlertCount != 3 || incA.EventCount != 5 || kinds(tlA) != "alert,session,alert,alert,alert,alert" {
 		t.Fatalf("incident A after the second batch: %+v %s", incA, kinds(tlA))
+	}
+	// The join moved A's open fingerprints into incident_alerts.
+	if fps, rows := openFPs(a); fps != "" || rows != 3 {
+		t.Fatalf("A after the join: open fingerprints %q, %d alert rows", fps, rows)
+	}
+	// An incident a batch opens, acknowledges (which writes it at once)
+	// and joins again: the join moves what it opened with.
+	ack := event(200, "d", "d1", "firing")
+	ack.Plan.Correlation.Transition = IncidentAcknowledged
+	res, err = db.InsertWebhookEvents(ctx, []IngestItem{event(199, "d", "d1", "firing"), ack, event(201, "d", "d2", "firing"),
+		event(202, "d", "d1", "firing")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := incOf(0)
+	incD, _, err := db.FindIncident(ctx, hook.OrgID, hook.ProjectID, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if incOf(1) != d || incOf(2) != d || incOf(3) != d || incD.Status != IncidentAcknowledged || incD.AlertCount != 2 ||
+		incD.EventCount != 4 {
+		t.Fatalf("incident D: %+v", incD)
+	}
+	if fps, rows := openFPs(d); fps != "" || rows != 2 {
+		t.Fatalf("D: open fingerprints %q, %d alert rows", fps, rows)
 	}
 }

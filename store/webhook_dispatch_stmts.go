@@ -37,12 +37,16 @@ type txStmts struct {
 	now    string // TS(tx.Now) once formatted (ts)
 	// sharedBuf: insertRows' arguments for a shared-form statement, reused.
 	sharedBuf []any
+	// unmoved: the open_fingerprints of incidents the batch may join that
+	// are not yet in incident_alerts (read with the incident, or flushed
+	// by this batch); the first join moves them (newAlertsTx).
+	unmoved map[string][]string
 }
 
 func newTxStmts(tx *Tx) *txStmts {
 	return &txStmts{tx: tx, m: map[string]*sql.Stmt{}, open: map[string]*Incident{}, counts: map[string]*incidentDelta{},
 		tasks: map[string]*Task{}, active: map[string]string{}, pending: map[string]*pendingIncident{},
-		probed: map[string]bool{}}
+		probed: map[string]bool{}, unmoved: map[string][]string{}}
 }
 
 func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {

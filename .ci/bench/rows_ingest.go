@@ -128,6 +128,7 @@ func rowIngest(dir string) (string, error) {
 	}
 	lines := map[string][]string{}
 	rates := map[string][]float64{}
+	cpus := map[string][]float64{} // CPU µs per request, run by run
 	p99s := map[string]time.Duration{}
 	floor, err := startFloor(dir)
 	if err != nil {
@@ -153,6 +154,7 @@ func rowIngest(dir string) (string, error) {
 			}
 			t.events += res.requests - res.non2xx
 			rates[t.b.name] = append(rates[t.b.name], res.rps)
+			cpus[t.b.name] = append(cpus[t.b.name], res.cpuUS)
 			lines[t.b.name] = append(lines[t.b.name], fmt.Sprintf("%.0f/s (p99 %s)", res.rps, fmtDur(res.p99)))
 			fmt.Printf("  ingest run %d at 256 connections, %s: %s\n", r+1, t.b.name, res)
 		}
@@ -215,6 +217,12 @@ func rowIngest(dir string) (string, error) {
 		// the floor shares, run by run) does not: both are printed, for
 		// the sustained figure (a slope over three short runs is noise).
 		trend = fmt.Sprintf("; trend %+.1f %% per minute (least squares over the runs)", slopePerMinute(mine, *ingSecs))
+		// The server's own work per event, run by run: a server that slows
+		// down as it fills spends more CPU per event, whatever the
+		// machine's other load does to its throughput.
+		if c := cpus["this build"]; len(c) == len(mine) && c[0] > 0 {
+			trend += fmt.Sprintf(", CPU per event %.0f-%.0f µs, trend %+.1f %% per minute", minOf(c), maxOf(c), slopePerMinute(c, *ingSecs))
+		}
 		if fl := rates[floorName]; len(fl) == len(mine) {
 			rel := make([]float64, len(mine))
 			for i := range mine {
@@ -226,6 +234,22 @@ func rowIngest(dir string) (string, error) {
 	}
 	return fmt.Sprintf("| durable webhook ingest, default settings (60 s dedupe on), built binary, wrk -t2 with distinct alert groups over %d webhooks (each at its maximum 100,000/min), %d x %d s at 256 connections then 64 (21) | `.ci/bench.sh ingest` | %s; spread %.0f%%%s, %s; load %s | >= 10k/s flat within 10 %%, p99 <= 25 ms at 64 |",
 		ingestHooks, *ingRuns, *ingSecs, got, (hi-lo)/hi*100, trend, verdict, loadavg()), nil
+}
+
+func minOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
 }
 
 // spread is (max - min) / max in percent.

@@ -1,6 +1,6 @@
 // Package cli is the command-line client of the one binary: chat, sessions,
-// tasks, approvals, incidents, webhooks, heartbeats, maintenance, billing,
-// projects, whoami and completion.
+// tasks, approvals, incidents, postmortems, webhooks, rules, channels,
+// heartbeats, maintenance, billing, projects, whoami and completion.
 // It talks to a server over its public HTTP API only, with the credential
 // `opsagent login` stored (refreshed as needed) or OPSAGENT_TOKEN.
 //
@@ -43,8 +43,8 @@ type Invocation struct {
 }
 
 // Names are the subcommands this package serves.
-var Names = []string{"chat", "sessions", "tasks", "approvals", "incidents", "webhooks", "heartbeats", "maintenance", "billing",
-	"projects", "whoami", "completion"}
+var Names = []string{"chat", "sessions", "tasks", "approvals", "incidents", "postmortems", "webhooks", "rules", "channels",
+	"heartbeats", "maintenance", "billing", "projects", "whoami", "completion"}
 
 // Run executes one client subcommand. The error it returns carries the exit
 // code (see ExitCode); help output returns nil.
@@ -114,8 +114,9 @@ func (a *app) root(others [][2]string) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErrorf(c, "%v", err) })
 	a.globalFlags(root)
-	root.AddCommand(a.chatCmd(), a.sessionsCmd(), a.tasksCmd(), a.approvalsCmd(), a.incidentsCmd(),
-		a.webhooksCmd(), a.heartbeatsCmd(), a.maintenanceCmd(), a.billingCmd(), a.projectsCmd(), a.whoamiCmd(), a.completionCmd(root))
+	root.AddCommand(a.chatCmd(), a.sessionsCmd(), a.tasksCmd(), a.approvalsCmd(), a.incidentsCmd(), a.postmortemsCmd(),
+		a.webhooksCmd(), a.rulesCmd(), a.channelsCmd(), a.heartbeatsCmd(), a.maintenanceCmd(), a.billingCmd(), a.projectsCmd(),
+		a.whoamiCmd(), a.completionCmd(root))
 	for _, o := range others {
 		// Served elsewhere in the binary; here only so completion knows them.
 		root.AddCommand(&cobra.Command{Use: o[0], Short: o[1], DisableFlagParsing: true, RunE: func(*cobra.Command, []string) error { return nil }})

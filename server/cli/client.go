@@ -149,7 +149,13 @@ func (c *client) send(ctx context.Context, method, path string, q url.Values, bo
 // call sends a request and decodes a JSON answer into out (when not nil).
 // raw, when not nil, receives the body as the server sent it (for --json).
 func (c *client) call(ctx context.Context, method, path string, q url.Values, body, out any, raw *json.RawMessage) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	return c.callWithin(ctx, 60*time.Second, method, path, q, body, out, raw)
+}
+
+// callWithin is call for a request the server may take longer over (a
+// postmortem draft waits on a model for up to 3 minutes).
+func (c *client) callWithin(ctx context.Context, limit time.Duration, method, path string, q url.Values, body, out any, raw *json.RawMessage) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	res, err := c.send(ctx, method, path, q, body, nil)
 	if err != nil {
@@ -177,4 +183,16 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// patient is the client with a transport that waits up to limit for an
+// answer's headers (app.client's waits 60 s), for the few slow routes.
+func (c *client) patient(limit time.Duration) *client {
+	cp := *c
+	if tr, ok := c.hc.Transport.(*http.Transport); ok {
+		tr = tr.Clone()
+		tr.ResponseHeaderTimeout = limit
+		cp.hc = &http.Client{Transport: tr}
+	}
+	return &cp
 }

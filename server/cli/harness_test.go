@@ -48,11 +48,18 @@ type srv struct {
 	URL  string
 	fake *llmfake.Server
 	proc *testkit.Process
+	env  []string // more of the server's settings (OPSAGENT_...=...)
 }
 
 func startServer(t *testing.T, turns ...llmfake.Turn) *srv {
 	t.Helper()
-	s := &srv{t: t, dir: t.TempDir(), fake: llmfake.New(t, turns...)}
+	return startServerWith(t, nil, turns...)
+}
+
+// startServerWith starts a server with more settings, e.g. a platform's API URL.
+func startServerWith(t *testing.T, env []string, turns ...llmfake.Turn) *srv {
+	t.Helper()
+	s := &srv{t: t, dir: t.TempDir(), fake: llmfake.New(t, turns...), env: env}
 	s.start("127.0.0.1:0")
 	t.Cleanup(s.stop)
 	return s
@@ -64,6 +71,7 @@ func (s *srv) start(addr string) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir, "OPSAGENT_LOG_LEVEL=info", "OPSAGENT_SIGNUP=open",
 		"OPSAGENT_LLM_PROVIDER=openai", "OPSAGENT_LLM_BASE_URL=" + s.fake.BaseURL(llm.ProviderOpenAI),
 		"OPSAGENT_LLM_API_KEY=" + llmfake.APIKey, "OPSAGENT_LLM_MODEL=" + llmfake.Model}
+	env = append(env, s.env...)
 	s.proc = testkit.StartProcess(s.t, bin, []string{"serve", "--addr", addr, "--data-dir", s.dir, "--allow-local-commands"}, env)
 	s.addr, s.URL = s.proc.Addr, s.proc.URL
 }

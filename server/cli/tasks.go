@@ -40,8 +40,8 @@ func (t *taskRow) enabledWord() string {
 }
 
 func (a *app) tasksCmd() *cobra.Command {
-	return group("tasks", "Scheduled and on-demand agent tasks: list, show, create, edit, enable, disable, trigger, runs",
-		a.tasksListCmd(), a.taskShowCmd(), a.taskCreateCmd(), a.taskEditCmd(), a.taskToggleCmd(true), a.taskToggleCmd(false),
+	return group("tasks", "Scheduled and on-demand agent tasks: list, show, preview, create, edit, enable, disable, trigger, runs",
+		a.tasksListCmd(), a.taskShowCmd(), a.taskPreviewCmd(), a.taskCreateCmd(), a.taskEditCmd(), a.taskToggleCmd(true), a.taskToggleCmd(false),
 		a.taskTriggerCmd(), a.taskRunsCmd())
 }
 

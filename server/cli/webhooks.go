@@ -47,7 +47,7 @@ func (e *webhookEventRow) row(o *output) []string {
 var webhookHeader = []string{"ID", "RECEIVED", "STATUS", "PROVIDER", "TYPE", "STARTED"}
 
 func (a *app) webhooksCmd() *cobra.Command {
-	return group("webhooks", "Inbound webhook events of a task", a.webhookEventsCmd())
+	return group("webhooks", "Inbound webhook events of a task: events, match (try a routing condition on one)", a.webhookEventsCmd(), a.webhookMatchCmd())
 }
 
 func (a *app) webhookEventsCmd() *cobra.Command {

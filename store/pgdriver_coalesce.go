@@ -164,7 +164,7 @@ func (dc *pgDriverConn) gather(c *pgCoalesce, args []driver.NamedValue) bool {
 			}
 			return false
 		}
-		if v == nil {
+		if isNull(v) {
 			r.nulls[col] = true
 		}
 	}
@@ -207,11 +207,14 @@ func (dc *pgDriverConn) closeRun() {
 	p.b.ExecStatement(c.unnest, vals, formats, nil) // copied into the batch now
 }
 
+// pgNull is a NULL element (length -1).
+const pgNull = math.MaxUint32
+
 // appendElement appends v as an element of a binary array of oid; false
-// when it cannot.
+// when it cannot. A nil []byte is NULL, as params sends it.
 func appendElement(b []byte, oid uint32, v any) ([]byte, bool) {
 	if v == nil {
-		return binary.BigEndian.AppendUint32(b, math.MaxUint32), true // -1: NULL
+		return binary.BigEndian.AppendUint32(b, pgNull), true
 	}
 	withLen := func(s []byte) []byte {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
@@ -223,6 +226,9 @@ func appendElement(b []byte, oid uint32, v any) ([]byte, bool) {
 		case string:
 			return withLen(unsafe.Slice(unsafe.StringData(x), len(x))), true
 		case []byte: // as params sends it: the raw bytes, in binary
+			if x == nil {
+				return binary.BigEndian.AppendUint32(b, pgNull), true
+			}
 			return withLen(x), true
 		case int64:
 			if oid == 17 {
@@ -256,4 +262,13 @@ func appendElement(b []byte, oid uint32, v any) ([]byte, bool) {
 		}
 	}
 	return b, false
+}
+
+// isNull says whether v goes as NULL (nil, or a nil []byte).
+func isNull(v any) bool {
+	if v == nil {
+		return true
+	}
+	x, ok := v.([]byte)
+	return ok && x == nil
 }

@@ -61,6 +61,7 @@ func TestCoalescedRowsKeepTheirValues(t *testing.T) {
 	rows := []row{
 		{id: NewID(), idem: nil, body: []byte{0, 1, 2, 0xff, 0xfe}, size: -1, raw: true, key: int64(1<<60 - 1)},
 		{id: NewID(), idem: "idem-ü", body: nil, size: 1 << 40, test: true, key: nil},
+		{id: NewID(), idem: nil, body: nil, size: 0, key: int64(0)},
 		{id: NewID(), idem: nil, body: []byte{}, size: 0, key: int64(0)},
 		{id: NewID(), idem: "k2", body: []byte("{\"a\":\"\\u0000\"}"), size: 7, raw: true, test: true, key: int64(-5)},
 		{id: NewID(), idem: nil, body: []byte("x"), size: 1, key: int64(42)},
@@ -69,9 +70,9 @@ func TestCoalescedRowsKeepTheirValues(t *testing.T) {
 	args := func(rs []row) []any {
 		var a []any
 		for _, r := range rs {
-			var body any
-			if r.body != nil {
-				body = r.body
+			var body any = r.body // a nil []byte, as InsertWebhookEvents passes a dropped body: NULL
+			if r.id == rows[2].id {
+				body = nil
 			}
 			a = append(a, r.id, hook.OrgID, hook.ProjectID, hook.TaskID, "2026-11-27T19:00:00.000000Z", "alertmanager", "t",
 				r.idem, "hash-"+r.id, "bearer", "{}", body, r.size, r.raw, "[]", EventSkipped, "[]", "", nil, r.test, nil, r.key)
@@ -89,8 +90,12 @@ func TestCoalescedRowsKeepTheirValues(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET description = description WHERE id = ?`, hook.TaskID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, flushStmts[flushEventHead][1], args(rows[5:])...)
-		return err
+		for _, r := range rows[5:] {
+			if _, err := tx.ExecContext(ctx, flushStmts[flushEventHead][1], args([]row{r})...); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

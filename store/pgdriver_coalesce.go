@@ -65,8 +65,9 @@ var pgFlushCols = sync.OnceValue(func() map[string]int {
 	return m
 })
 
-// pgArrayTypes are the element types a column's array may have.
-var pgArrayTypes = map[uint32]string{25: "text", 1043: "text", 17: "bytea", 20: "int8", 701: "float8"}
+// pgArrayTypes are the element types a column's array may have, by the
+// column's parameter type (the array's header names the same type).
+var pgArrayTypes = map[uint32]string{25: "text", 1043: "varchar", 17: "bytea", 20: "int8", 701: "float8"}
 
 // coalesceInfo returns how sd's rows are gathered, or nil when they are not
 // (not a flush statement, or a column type the arrays do not carry).

@@ -84,8 +84,7 @@ type DispatchOutcome struct {
 // its batches by it.
 func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) (outs []DispatchOutcome, held time.Duration, err error) {
 	var out []DispatchOutcome
-	pre, err := db.writerStmts(ctx, db.ingestStmtList()...)
-	if err != nil {
+	if err := db.prepareIngest(ctx); err != nil {
 		return nil, 0, err
 	}
 	var began time.Time
@@ -96,7 +95,6 @@ func (db *DB) ApplyDispatch(ctx context.Context, plans []DispatchPlan) (outs []D
 		began = time.Now()
 		out = out[:0]
 		st := newTxStmts(tx)
-		st.pre = pre
 		if err := st.prefetchKeys(ctx, len(plans), func(i int) (string, *Correlation) {
 			if p := plans[i]; p.Event != nil && p.Error == "" {
 				return p.Event.ProjectID, p.Correlation

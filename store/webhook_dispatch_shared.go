@@ -1,8 +1,10 @@
 package store
 
 import (
+	"context"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Values a multi-row INSERT's rows share are bound once per statement on
@@ -84,13 +86,35 @@ var sqliteIngestStmts = func() []string {
 	return qs
 }()
 
+// sqliteIngestList is ingestStmts and sqliteIngestStmts (built at first
+// use: ingestStmts grows in init functions).
+var sqliteIngestList = sync.OnceValue(func() []string {
+	return append(append([]string(nil), ingestStmts...), sqliteIngestStmts...)
+})
+
 // ingestStmtList is what the ingest and dispatch transactions prepare on
 // the writer connection.
 func (db *DB) ingestStmtList() []string {
 	if db.pg {
 		return ingestStmts
 	}
-	return append(append([]string(nil), ingestStmts...), sqliteIngestStmts...)
+	return sqliteIngestList()
+}
+
+// prepareIngest prepares the ingest's statements on the writer once
+// (DB.writerStmts stores each as it goes, so the list's last one being
+// there means all are); a transaction then finds the ones it runs in
+// db.wstmts as it runs them (txStmts.stmt). Building the map of all of
+// them for every batch hashed a hundred statement texts, some of them
+// kilobytes long: a tenth of the writer's instructions per event when
+// batches are small (a few events: 64 connections).
+func (db *DB) prepareIngest(ctx context.Context) error {
+	list := db.ingestStmtList()
+	if _, ok := db.wstmts.Load(list[len(list)-1]); ok {
+		return nil
+	}
+	_, err := db.writerStmts(ctx, list...)
+	return err
 }
 
 // sharedRowsStmt is head's statement for rows rows binding the shared

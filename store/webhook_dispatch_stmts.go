@@ -14,7 +14,7 @@ import (
 type txStmts struct {
 	tx     *Tx
 	m      map[string]*sql.Stmt
-	pre    map[string]*sql.Stmt // prepared on the writer connection (DB.writerStmts)
+	pre    map[string]*sql.Stmt // prepared on the writer connection (DB.writerStmts), when a caller has them at hand
 	open   map[string]*Incident
 	counts map[string]*incidentDelta
 	// tasks and active: the batch's target tasks and the pending or running
@@ -53,7 +53,13 @@ func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if st := s.m[q]; st != nil {
 		return st, nil
 	}
-	if pre := s.pre[q]; pre != nil {
+	pre := s.pre[q]
+	if pre == nil {
+		if v, ok := s.tx.db.wstmts.Load(q); ok { // prepared on the writer (prepareIngest)
+			pre = v.(*sql.Stmt)
+		}
+	}
+	if pre != nil {
 		// Binding reuses the statement already prepared on this connection.
 		st := s.tx.StmtContext(ctx, pre)
 		s.m[q] = st

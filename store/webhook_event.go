@@ -148,13 +148,11 @@ var ingestStmts = []string{queryIdemKey,
 func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]IngestResult, error) {
 	out := make([]IngestResult, len(items))
 	mem := db.dedupeMemory() // nil on PostgreSQL
-	pre, err := db.writerStmts(ctx, db.ingestStmtList()...)
-	if err != nil {
+	if err := db.prepareIngest(ctx); err != nil {
 		return nil, err
 	}
-	err = db.writeHot(ctx, func(tx *Tx) error {
+	err := db.writeHot(ctx, func(tx *Tx) error {
 		st := newTxStmts(tx)
-		st.pre = pre
 		// The inline dispatch's correlation keys, looked up at once (dispatch).
 		if err := st.prefetchKeys(ctx, len(items), func(i int) (string, *Correlation) {
 			if p := items[i].Plan; p != nil && p.Error == "" {

@@ -22,11 +22,13 @@ fi
   || { cat "$DIR/initdb.log" >&2; exit 1; }
 # Tests create a database each and several server processes each hold a few connections; fsync stays on
 # (the API promises durable acknowledgements, and the benchmarks measure that).
+# PG_OPTS adds server options (e.g. PG_OPTS="-c shared_preload_libraries=pg_stat_statements" for the
+# bench's PGSS=1).
 # A port that looked free can be taken before the server binds it (or be held by a cluster still
 # shutting down): on "Address already in use" the next port is tried, a few times.
 for attempt in 1 2 3 4 5; do
   if "${AS[@]}" "$PGBIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
-    -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=400 -c shared_buffers=128MB" start >&2; then
+    -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=400 -c shared_buffers=128MB ${PG_OPTS:-}" start >&2; then
     break
   fi
   if [ "$attempt" = 5 ] || ! grep -q "Address already in use" "$DIR/server.log"; then

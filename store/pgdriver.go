@@ -63,8 +63,10 @@ type pgDriverConn struct {
 	c     *pgconn.PgConn
 	stmts map[string]*pgconn.StatementDescription // by PostgreSQL text
 	n     int
-	inTx  bool       // between BeginTx and Commit/Rollback
-	pend  *pgPending // statements queued in the transaction (pgdriver_pipeline.go)
+	inTx  bool                                         // between BeginTx and Commit/Rollback
+	pend  *pgPending                                   // statements queued in the transaction (pgdriver_pipeline.go)
+	spare *pgPending                                   // the last transaction's queue, kept for its buffers (pgdriver_batchbuf.go)
+	coal  map[*pgconn.StatementDescription]*pgCoalesce // flush statements' coalescing (pgdriver_coalesce.go)
 	// params' scratch, reused by every statement (see params).
 	vals    [][]byte
 	formats []int16
@@ -82,6 +84,7 @@ func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.Stateme
 			_ = dc.c.Deallocate(ctx, sd.Name)
 			delete(dc.stmts, k)
 		}
+		dc.coal = nil // its unnest statements are gone too
 	}
 	dc.n++
 	sd, err := dc.c.Prepare(ctx, "oa"+strconv.Itoa(dc.n), q, nil)
@@ -418,7 +421,7 @@ func (dc *pgDriverConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 	// statement (pgdriver_pipeline.go), one round trip fewer per
 	// transaction. A connection found broken then fails that statement with
 	// driver.ErrBadConn, which Write retries (pgRetryable).
-	dc.inTx, dc.pend = true, &pgPending{}
+	dc.inTx, dc.pend = true, dc.newPending()
 	dc.pend.b.ExecParams(q, nil, nil, nil, nil)
 	dc.pend.sql = append(dc.pend.sql, q)
 	dc.pend.begin = true
@@ -431,6 +434,7 @@ func (t pgTx) Commit() error {
 	t.dc.inTx = false
 	if p := t.dc.pend; p != nil && p.begin && len(p.sql) == 1 {
 		t.dc.pend = nil // nothing ran: the server never saw the transaction
+		t.dc.recycle(p, true)
 		return nil
 	}
 	if t.dc.pend != nil {
@@ -448,6 +452,7 @@ func (t pgTx) Commit() error {
 }
 
 func (t pgTx) Rollback() error {
+	t.dc.recycle(t.dc.pend, true)
 	t.dc.inTx, t.dc.pend = false, nil // queued statements (BEGIN too) are dropped unsent
 	// 'I': the server is outside a transaction (BEGIN was never sent).
 	if t.dc.c.IsClosed() || t.dc.c.TxStatus() == 'I' {

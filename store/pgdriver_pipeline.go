@@ -68,7 +68,8 @@ const pgMaxPending = 512
 type pgPending struct {
 	b     pgconn.Batch
 	sql   []string
-	begin bool // the transaction's BEGIN is the first queued statement
+	begin bool  // the transaction's BEGIN is the first queued statement
+	run   pgRun // flush statements' rows gathered into one (pgdriver_coalesce.go)
 }
 
 // deferredResult answers a queued statement: its row count is not known yet.
@@ -81,12 +82,23 @@ func (deferredResult) RowsAffected() (int64, error) { return 0, errDeferredResul
 
 // deferExec queues a pgDeferrable statement of the open transaction.
 func (dc *pgDriverConn) deferExec(ctx context.Context, sd *pgconn.StatementDescription, args []driver.NamedValue) (driver.Result, error) {
-	vals, formats, err := dc.params(sd, args)
+	c, err := dc.coalescer(ctx, sd)
 	if err != nil {
 		return nil, err
 	}
+	if len(args) != len(sd.ParamOIDs) {
+		c = nil // params reports the mismatch
+	}
 	if dc.pend == nil {
-		dc.pend = &pgPending{}
+		dc.pend = dc.newPending()
+	}
+	if c != nil && dc.gather(c, args) {
+		return deferredResult{}, nil
+	}
+	dc.closeRun()
+	vals, formats, err := dc.params(sd, args)
+	if err != nil {
+		return nil, err
 	}
 	dc.pend.b.ExecStatement(sd, vals, formats, nil) // encoded now: vals may be reused
 	dc.pend.sql = append(dc.pend.sql, sd.SQL)
@@ -105,8 +117,11 @@ func (dc *pgDriverConn) sendPending(ctx context.Context, tail func(b *pgconn.Bat
 	p := dc.pend
 	dc.pend = nil
 	if p == nil {
-		p = &pgPending{}
+		p = dc.newPending()
 	}
+	dc.pend = p
+	dc.closeRun()
+	dc.pend = nil
 	if tail != nil {
 		tail(&p.b, &p.sql)
 	}
@@ -122,8 +137,10 @@ func (dc *pgDriverConn) sendPending(ctx context.Context, tail func(b *pgconn.Bat
 		if len(res) < len(p.sql) {
 			q = p.sql[len(res)]
 		}
+		dc.recycle(p, true)
 		return pgconn.CommandTag{}, dc.fail(err, q)
 	}
+	dc.recycle(p, true)
 	if len(res) == 0 {
 		return pgconn.CommandTag{}, nil
 	}
@@ -184,6 +201,7 @@ func (dc *pgDriverConn) queryAfterPending(ctx context.Context, sd *pgconn.Statem
 	if err != nil {
 		return nil, err
 	}
+	dc.closeRun()
 	p := dc.pend
 	dc.pend = nil
 	p.b.ExecStatement(sd, vals, formats, nil)
@@ -205,6 +223,9 @@ func (dc *pgDriverConn) queryAfterPending(ctx context.Context, sd *pgconn.Statem
 			return failed(q, err)
 		}
 	}
+	// The messages were written (ExecBatch writes before it returns); the
+	// statements' descriptions stay with mrr until its rows are read.
+	dc.recycle(p, false)
 	if !mrr.NextResult() {
 		return failed(sd.SQL, nil)
 	}

@@ -1,51 +1,17 @@
 package store
 
-import (
-	"reflect"
-	"unsafe"
-
-	"github.com/jackc/pgx/v5/pgconn"
-)
+import "github.com/jackc/pgx/v5/pgconn"
 
 // A connection keeps its last transaction's pipelined queue (pgPending) and
-// reuses its buffers for the next one. pgconn.Batch grows its message
-// buffer by appending from empty: an ingest group commit's statements (the
-// events' bodies, headers and alerts, the incident rows) are tens of KB of
-// Bind messages, so every transaction allocated, zeroed and copied its way
-// through a doubling buffer: Bind.Encode's growslice and the clearing of the
-// new arrays were ~3.5 % of the server's CPU in the PostgreSQL ingest bench.
-//
-// pgconn.Batch has no way to reset it, so the reset writes its unexported
-// fields through a copy of their layout, and only when the layout of the
-// linked pgx version is exactly that (checked once, by reflection): on any
-// other layout every transaction simply starts a fresh Batch, as before.
+// reuses our own parts of it for the next one: the statements' texts and
+// the coalesced flush rows' column buffers (pgdriver_coalesce.go), which
+// are tens of KB in an ingest group commit. pgx's Batch has no public way
+// to reset it, so each transaction starts a fresh one; writing its
+// unexported fields was measured at ~5 µs per event in the server and was
+// not worth tying the driver to pgx's private layout.
 
-// pgBatchFields is pgconn.Batch's layout in pgx v5.12.0.
-type pgBatchFields struct {
-	buf                   []byte
-	statementDescriptions []*pgconn.StatementDescription
-	resultFormats         [][]int16
-	err                   error
-}
-
-// pgBatchReusable says pgconn.Batch has pgBatchFields' layout.
-var pgBatchReusable = sameLayout(reflect.TypeOf(pgconn.Batch{}), reflect.TypeOf(pgBatchFields{}))
-
-func sameLayout(a, b reflect.Type) bool {
-	if a.Size() != b.Size() || a.NumField() != b.NumField() {
-		return false
-	}
-	for i := 0; i < a.NumField(); i++ {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Name != fb.Name || fa.Type != fb.Type || fa.Offset != fb.Offset {
-			return false
-		}
-	}
-	return true
-}
-
-// pgSpareMax bounds the buffer a connection keeps between transactions: a
-// rare huge transaction's buffer is left to the collector.
+// pgSpareMax bounds the column buffers a connection keeps between
+// transactions: a rare huge transaction's are left to the collector.
 const pgSpareMax = 1 << 20
 
 // newPending is an empty queue, the connection's spare one if it has it.
@@ -59,25 +25,23 @@ func (dc *pgDriverConn) newPending() *pgPending {
 
 // recycle keeps p as the connection's spare queue once its messages have
 // been written. resultsRead says the server's answers to them have been read
-// to the end: until then the reader of a pipelined query still indexes the
-// batch's statement descriptions, so only the message buffer is kept.
+// to the end: until then the reader of a pipelined query still reads p's
+// Batch (its statement descriptions), so p is not kept.
 func (dc *pgDriverConn) recycle(p *pgPending, resultsRead bool) {
-	if p == nil || !pgBatchReusable {
+	if p == nil || !resultsRead || p.run.capacity() > pgSpareMax {
 		return
 	}
-	f := (*pgBatchFields)(unsafe.Pointer(&p.b))
-	if cap(f.buf) > pgSpareMax {
-		return
-	}
-	if resultsRead {
-		clear(f.statementDescriptions)
-		clear(f.resultFormats)
-		f.statementDescriptions, f.resultFormats = f.statementDescriptions[:0], f.resultFormats[:0]
-	} else {
-		f.statementDescriptions, f.resultFormats = nil, nil
-	}
-	f.buf, f.err = f.buf[:0], nil
+	p.b = pgconn.Batch{}
 	clear(p.sql)
 	p.sql, p.begin, p.run.c = p.sql[:0], false, nil
 	dc.spare = p
+}
+
+// capacity is the bytes r's column buffers hold.
+func (r *pgRun) capacity() int {
+	n := 0
+	for _, c := range r.cols {
+		n += cap(c)
+	}
+	return n
 }

@@ -6,15 +6,6 @@ import (
 	"testing"
 )
 
-// The pipelined queue's buffers are reused from one transaction to the next
-// (pgdriver_batchbuf.go): only while pgx's Batch has the layout the reset
-// writes. A pgx upgrade that changes it fails here, not silently.
-func TestBatchLayoutIsKnown(t *testing.T) {
-	if !pgBatchReusable {
-		t.Fatal("pgconn.Batch's fields are not pgBatchFields': update pgBatchFields to the linked pgx version")
-	}
-}
-
 // A connection's reused queue never disturbs a query still being read: rows
 // streamed behind pipelined statements read correctly while the transaction
 // queues more statements into the reused buffers, and every queued row of

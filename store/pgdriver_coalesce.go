@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -225,7 +224,8 @@ func appendElement(b []byte, oid uint32, v any) ([]byte, bool) {
 	case 25, 1043, 17: // text and bytea: the bytes (text's binary form is its UTF-8)
 		switch x := v.(type) {
 		case string:
-			return withLen(unsafe.Slice(unsafe.StringData(x), len(x))), true
+			b = binary.BigEndian.AppendUint32(b, uint32(len(x)))
+			return append(b, x...), true
 		case []byte: // as params sends it: the raw bytes, in binary
 			if x == nil {
 				return binary.BigEndian.AppendUint32(b, pgNull), true

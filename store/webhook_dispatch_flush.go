@@ -32,6 +32,7 @@ type pendingIncident struct {
 	inc   *Incident
 	fps   map[string]bool // its fingerprints so far
 	order []string        // fps in the order they came
+	keys  []string        // its correlation keys so far (newKeyArgs)
 }
 
 // openFingerprints is p's open_fingerprints: a JSON array, NULL when none.
@@ -88,7 +89,12 @@ const (
 	// and its summary keep their defaults (NULL, '') and are not bound.
 	flushIncidentHead = `INSERT INTO incidents (id, org_id, project_id, task_id, provider, title, severity, status, alert_count,
 	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints) VALUES `
-	flushKeyHead      = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
+	flushKeyHead = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
+	// The keys of the incidents the batch opened: their incident ids are
+	// new, so no row can hold them and a plain INSERT does (on PostgreSQL
+	// OR IGNORE is ON CONFLICT DO NOTHING, a speculative insertion: a few
+	// µs more per key). addKey writes each key of such an incident once.
+	flushNewKeyHead   = `INSERT INTO incident_keys (project_id, key, incident_id) VALUES `
 	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data, follow) VALUES `
 	// The group commit's events (InsertWebhookEvents), written at its end
 	// with their dispatch outcome: nothing in the transaction reads them
@@ -112,7 +118,7 @@ func multiRow(head string, cols, rows int) string {
 // flushStmts are the multi-row statements, by table head and row count.
 var flushStmts = func() map[string]map[int]string {
 	m := map[string]map[int]string{}
-	for head, cols := range map[string]int{flushIncidentHead: flushIncidentCols, flushKeyHead: 3, flushTimelineHead: 8,
+	for head, cols := range map[string]int{flushIncidentHead: flushIncidentCols, flushKeyHead: 3, flushNewKeyHead: 3, flushTimelineHead: 8,
 		flushEventHead: flushEventCols} {
 		m[head] = map[int]string{}
 		for _, n := range flushChunks {
@@ -201,9 +207,23 @@ func (s *txStmts) setSession(inc *Incident, sessionID string) {
 	}
 }
 
-// addKey maps a correlation key to inc (INSERT OR IGNORE at the flush).
+// addKey maps a correlation key to inc at the flush: a plain INSERT for
+// an incident the batch opened (once per key: the batch's st.open alone
+// does not say whether the key was added to it already, another incident
+// may have taken the key over since), INSERT OR IGNORE for one stored.
 func (s *txStmts) addKey(projectID, key string, inc *Incident) {
-	s.keyArgs = append(s.keyArgs, projectID, key, inc.ID)
+	p := s.pending[inc.ID]
+	if p == nil {
+		s.keyArgs = append(s.keyArgs, projectID, key, inc.ID)
+		return
+	}
+	for _, k := range p.keys {
+		if k == key {
+			return
+		}
+	}
+	p.keys = append(p.keys, key)
+	s.newKeyArgs = append(s.newKeyArgs, projectID, key, inc.ID)
 }
 
 // timeline appends an entry to an incident's timeline (at the flush).
@@ -264,6 +284,12 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 		}
 		clear(s.pending)
 		s.pendingOrder = s.pendingOrder[:0]
+	}
+	if len(s.newKeyArgs) > 0 {
+		if err := s.insertRows(ctx, flushNewKeyHead, 3, s.newKeyArgs); err != nil {
+			return err
+		}
+		s.newKeyArgs = s.newKeyArgs[:0]
 	}
 	if len(s.keyArgs) > 0 {
 		if err := s.insertRows(ctx, flushKeyHead, 3, s.keyArgs); err != nil {

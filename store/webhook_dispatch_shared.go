@@ -56,7 +56,8 @@ var sharedCols = map[string][]bool{
 		false, false, false, true, true,
 		true, true, false},
 	// project_id, key, incident_id
-	flushKeyHead: {true, false, false},
+	flushKeyHead:    {true, false, false},
+	flushNewKeyHead: {true, false, false},
 	// id, incident_id, at, kind, actor, text, data, follow
 	flushTimelineHead: {false, false, true, true, true, false, false, false},
 }

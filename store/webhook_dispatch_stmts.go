@@ -22,10 +22,12 @@ type txStmts struct {
 	// recordings are the only writes to either meanwhile).
 	tasks  map[string]*Task
 	active map[string]string // task id -> its pending or running run ("" none)
-	// pending, keyArgs and tl: incidents the batch opened and the key and
-	// timeline rows it wrote, inserted by flushPending (webhook_dispatch_flush.go).
+	// pending, newKeyArgs, keyArgs and tl: incidents the batch opened, the
+	// key rows of those and of stored incidents, and the timeline rows it
+	// wrote, inserted by flushPending (webhook_dispatch_flush.go).
 	pending      map[string]*pendingIncident
 	pendingOrder []*pendingIncident
+	newKeyArgs   []any
 	keyArgs      []any
 	tl           []timelineRow
 	// followRow: 1 + the index in tl of the current event's alert entry,

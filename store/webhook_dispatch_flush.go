@@ -32,7 +32,10 @@ type pendingIncident struct {
 	inc   *Incident
 	fps   map[string]bool // its fingerprints so far
 	order []string        // fps in the order they came
-	keys  []string        // its correlation keys so far (newKeyArgs)
+	// mainKey is its first correlation key, stored on its row (main_key,
+	// migration 0157); keys are its others so far (newKeyArgs).
+	mainKey string
+	keys    []string
 }
 
 // openFingerprints is p's open_fingerprints: a JSON array, NULL when none.
@@ -88,7 +91,7 @@ const (
 	// A new incident is neither acknowledged nor resolved: those columns
 	// and its summary keep their defaults (NULL, '') and are not bound.
 	flushIncidentHead = `INSERT INTO incidents (id, org_id, project_id, task_id, provider, title, severity, status, alert_count,
-	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints) VALUES `
+	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints, main_key) VALUES `
 	flushKeyHead = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
 	// The keys of the incidents the batch opened: their incident ids are
 	// new, so no row can hold them and a plain INSERT does (on PostgreSQL
@@ -106,7 +109,7 @@ const (
 // event and one incident row.
 const (
 	flushEventCols    = 22
-	flushIncidentCols = 16
+	flushIncidentCols = 17
 )
 
 // multiRow is head followed by rows tuples of cols placeholders.
@@ -207,14 +210,24 @@ func (s *txStmts) setSession(inc *Incident, sessionID string) {
 	}
 }
 
-// addKey maps a correlation key to inc at the flush: a plain INSERT for
-// an incident the batch opened (once per key: the batch's st.open alone
-// does not say whether the key was added to it already, another incident
-// may have taken the key over since), INSERT OR IGNORE for one stored.
+// addKey maps a correlation key to inc at the flush. An incident the batch
+// opened takes its first key on its own row (main_key) and its others with
+// a plain INSERT, each once (the batch's st.open alone does not say whether
+// the key was added to it already: another incident may have taken the key
+// over since); a stored incident's go in with INSERT OR IGNORE.
 func (s *txStmts) addKey(projectID, key string, inc *Incident) {
 	p := s.pending[inc.ID]
 	if p == nil {
-		s.keyArgs = append(s.keyArgs, projectID, key, inc.ID)
+		if s.mainKeys[inc.ID] != key {
+			s.keyArgs = append(s.keyArgs, projectID, key, inc.ID)
+		}
+		return
+	}
+	if p.mainKey == "" {
+		p.mainKey = key
+		return
+	}
+	if key == p.mainKey {
 		return
 	}
 	for _, k := range p.keys {
@@ -272,7 +285,10 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 			i := p.inc
 			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
 				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
-				s.ts(i.UpdatedAt), p.openFingerprints())
+				s.ts(i.UpdatedAt), p.openFingerprints(), nullStr(p.mainKey))
+			if p.mainKey != "" {
+				s.mainKeys[i.ID] = p.mainKey // stored now: addKey skips it
+			}
 			if len(p.order) > 0 {
 				// Flushed before the batch's end (a transition): an event
 				// later in the batch that joins it moves them (newAlertsTx).

@@ -9,8 +9,15 @@ import (
 	"time"
 )
 
-// The keys of an incident the batch opened go in with a plain INSERT
-// (flushNewKeyHead): the batch must write each such key once, even when
+// correlationKeysSQL reads a project's correlation keys and their
+// incidents: incident_keys rows and the open incidents' main keys
+// (migration 0157); arguments: the project, twice.
+const correlationKeysSQL = `SELECT key, incident_id FROM incident_keys WHERE project_id = ?
+	UNION ALL SELECT main_key, id FROM incidents WHERE project_id = ? AND main_key IS NOT NULL AND status != 'resolved'`
+
+// An incident the batch opened takes its first key on its row (main_key)
+// and its others with a plain INSERT (flushNewKeyHead): the batch must
+// write each such key once, even when
 // another incident took the key over in between (st.open then no longer
 // says the key is the first incident's), when an event repeats a key, and
 // once a transition flushed the incident mid-batch (its later keys are a
@@ -76,26 +83,35 @@ func TestNewIncidentKeysWrittenOnce(t *testing.T) {
 		t.Fatalf("second batch: %s %s %s, A %s", incOf(res2, 0), incOf(res2, 1), incOf(res2, 3), a)
 	}
 	name := map[string]string{a: "A", b: "B", d: "D", e: "E", f: "F"}
-	rows, err := db.r.QueryContext(ctx, `SELECT key, incident_id FROM incident_keys WHERE project_id = ?`, hook.ProjectID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var got []string
-	for rows.Next() {
-		var k, id string
-		if err := rows.Scan(&k, &id); err != nil {
+	keys := func() string {
+		rows, err := db.r.QueryContext(ctx, correlationKeysSQL, hook.ProjectID, hook.ProjectID)
+		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, strings.Replace(k, strings.Repeat("long", 40), "long", 1)+"="+name[id])
+		defer rows.Close()
+		var got []string
+		for rows.Next() {
+			var k, id string
+			if err := rows.Scan(&k, &id); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, strings.Replace(k, strings.Repeat("long", 40), "long", 1)+"="+name[id])
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(got)
+		return strings.Join(got, " ")
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	if got, want := keys(), "k1=A k1=B k2=B k2=F k3=A k4=A k5=D k6=D k7=D k8=E k9=F long=E"; got != want {
+		t.Fatalf("correlation keys:\n got %s\nwant %s", got, want)
 	}
-	sort.Strings(got)
-	want := "k1=A k1=B k2=B k2=F k3=A k4=A k5=D k6=D k7=D k8=E k9=F long=E"
-	if strings.Join(got, " ") != want {
-		t.Fatalf("incident_keys:\n got %s\nwant %s", strings.Join(got, " "), want)
+	// The first key of each is on its row, not in incident_keys.
+	var mains, rowsOfMains int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*), (SELECT count(*) FROM incident_keys k JOIN incidents i
+		ON i.id = k.incident_id AND i.main_key = k.key) FROM incidents WHERE project_id = ? AND main_key IS NOT NULL`,
+		hook.ProjectID).Scan(&mains, &rowsOfMains); err != nil || mains != 5 || rowsOfMains != 0 {
+		t.Fatalf("main keys: %d on rows, %d also in incident_keys (%v)", mains, rowsOfMains, err)
 	}
 	// A third batch finds each incident by each of its keys.
 	res3, err := db.InsertWebhookEvents(ctx, []IngestItem{
@@ -106,5 +122,45 @@ func TestNewIncidentKeysWrittenOnce(t *testing.T) {
 	}
 	if incOf(res3, 0) != d || incOf(res3, 1) != e || incOf(res3, 2) != d {
 		t.Fatalf("third batch: %s %s %s", incOf(res3, 0), incOf(res3, 1), incOf(res3, 2))
+	}
+	// Main keys from a later batch, each alone (the prefetch must see them)
+	// and after an acknowledge (still open).
+	if _, err := db.TransitionIncident(ctx, hook.OrgID, hook.ProjectID, e, IncidentAcknowledged, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	res4, err := db.InsertWebhookEvents(ctx, []IngestItem{
+		event("firing", "", "k9"), event("firing", "", strings.Repeat("long", 40)), event("firing", "", "k5"),
+		event("firing", "", "k1"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if incOf(res4, 0) != f || incOf(res4, 1) != e || incOf(res4, 2) != d || (incOf(res4, 3) != a && incOf(res4, 3) != b) {
+		t.Fatalf("fourth batch: %s %s %s %s", incOf(res4, 0), incOf(res4, 1), incOf(res4, 2), incOf(res4, 3))
+	}
+	// Resolved, an incident's keys are gone, the main key too: its next
+	// alert opens a new incident; B keeps k2.
+	for _, id := range []string{f, d} {
+		if _, err := db.TransitionIncident(ctx, hook.OrgID, hook.ProjectID, id, IncidentResolved, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := keys(), "k1=A k1=B k2=B k3=A k4=A k8=E long=E"; got != want {
+		t.Fatalf("correlation keys after the resolves:\n got %s\nwant %s", got, want)
+	}
+	res5, err := db.InsertWebhookEvents(ctx, []IngestItem{
+		event("firing", "", "k9"), event("firing", "", "k5"), event("firing", "", "k2"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := incOf(res5, 0); g == f || g == d || g == b {
+		t.Fatalf("k9 after F's resolve joined %s", g)
+	}
+	if g := incOf(res5, 1); g == f || g == d || g == incOf(res5, 0) {
+		t.Fatalf("k5 after D's resolve joined %s", g)
+	}
+	if incOf(res5, 2) != b {
+		t.Fatalf("k2 joined %s, want B %s", incOf(res5, 2), b)
 	}
 }

@@ -74,6 +74,9 @@ func fmtQty(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // IsQuotaError reports whether err is a quota refusal.
 func IsQuotaError(err error) bool {
+	if err == nil {
+		return false // without an allocation: called per webhook event
+	}
 	var q *QuotaError
 	return errors.As(err, &q)
 }

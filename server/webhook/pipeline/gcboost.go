@@ -25,10 +25,10 @@ import (
 // A larger live heap (a big knowledge index, say) must not make the storm
 // cost five times that in memory: for the storm the runtime also gets a
 // soft memory limit of what GOGC=200 would have let the heap reach (three
-// times the live heap) plus stormHeadroom, so a storm holds at most that
-// much more memory than before, and the collector never runs more often
-// than it did at GOGC=200. An operator's own GOGC or GOMEMLIMIT is left
-// alone.
+// times the live heap, read again every second of the storm) plus
+// stormHeadroom, so a storm holds at most that much more memory than
+// before, and the collector never runs more often than it did at
+// GOGC=200. An operator's own GOGC or GOMEMLIMIT is left alone.
 const (
 	stormBatch     = 16  // a group commit at least this large is a storm
 	stormGCPercent = 400 // GOGC during a storm
@@ -44,6 +44,7 @@ type gcBoost struct {
 	base    int       // the GC percent before the storm
 	baseMem int64     // the memory limit before the storm
 	last    time.Time // the last storm-sized commit
+	limitAt time.Time // when the storm's memory limit was last set
 	calm    *time.Timer
 }
 
@@ -61,11 +62,24 @@ func (g *gcBoost) committed(n int) {
 	g.last = time.Now()
 	if !g.on {
 		g.baseMem = debug.SetMemoryLimit(-1) // reads it
-		debug.SetMemoryLimit(min(g.baseMem, stormMemLimit(liveHeap())))
+		g.setLimit()
 		g.base = debug.SetGCPercent(stormGCPercent)
 		g.on = true
 		g.calm.Reset(stormCalm)
+		return
 	}
+	// The live heap can grow during a long storm (a dispatch backlog holds
+	// parsed events): a limit from its start would then collect more often
+	// than GOGC=200 did. Follow it, once a second.
+	if g.last.Sub(g.limitAt) >= time.Second {
+		g.setLimit()
+	}
+}
+
+// setLimit sets the storm's memory limit from the current live heap.
+func (g *gcBoost) setLimit() {
+	debug.SetMemoryLimit(min(g.baseMem, stormMemLimit(liveHeap())))
+	g.limitAt = g.last
 }
 
 // stormMemLimit is the soft memory limit during a storm for a live heap of

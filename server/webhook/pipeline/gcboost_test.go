@@ -31,6 +31,18 @@ func TestGCBoostOnlyDuringAStorm(t *testing.T) {
 	if got, want := debug.SetMemoryLimit(-1), stormMemLimit(liveHeap()); got != want || got == math.MaxInt64 {
 		t.Fatalf("storm memory limit %d, want %d", got, want)
 	}
+	// A long storm follows the live heap: a second later the limit is set again.
+	debug.SetMemoryLimit(1 << 40)
+	g.limitAt = time.Now().Add(time.Hour) // set just now, as far as committed can tell
+	g.committed(stormBatch)
+	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
+		t.Fatalf("the limit was set again within the second: %d", got)
+	}
+	g.limitAt = time.Now().Add(-2 * time.Second)
+	g.committed(stormBatch)
+	if got, want := debug.SetMemoryLimit(-1), stormMemLimit(liveHeap()); got != want {
+		t.Fatalf("storm memory limit after a second %d, want %d", got, want)
+	}
 	g.check() // deliveries still storm-sized a moment ago
 	if got := gcPercent(); got != stormGCPercent {
 		t.Fatalf("the storm ended early: GOGC %d", got)

@@ -307,12 +307,16 @@ func orDefault(s, def string) string {
 // The lookup by key selects the incident's id only: in a storm of distinct
 // groups nearly every lookup misses, and a miss of the 20-column form cost
 // the driver its column names and types for every event; a hit reads the
-// incident by id (once per batch and key: st.open).
-var queryOpenIncidentByKey = `SELECT k.incident_id FROM incident_keys k
+// incident by id (once per batch and key: st.open). A key is an
+// incident_keys row or an open incident's main_key (migration 0157): the
+// arguments are project, key and window start, twice.
+var queryOpenIncidentByKey = `SELECT id FROM (SELECT k.incident_id AS id, i.last_alert_at AS at FROM incident_keys k
 	JOIN incidents i ON i.id = k.incident_id WHERE k.project_id = ? AND k.key = ? AND i.status != 'resolved'
-	AND i.last_alert_at >= ? ORDER BY i.last_alert_at DESC LIMIT 1`
+	AND i.last_alert_at >= ?
+	UNION ALL SELECT id, last_alert_at FROM incidents WHERE project_id = ? AND main_key = ? AND status != 'resolved'
+	AND last_alert_at >= ?) AS found ORDER BY at DESC LIMIT 1`
 
-var queryIncidentByID = `SELECT ` + incidentCols + `, open_fingerprints FROM incidents WHERE id = ?`
+var queryIncidentByID = `SELECT ` + incidentCols + `, open_fingerprints, main_key FROM incidents WHERE id = ?`
 
 func init() { ingestStmts = append(ingestStmts, queryIncidentByID) }
 
@@ -345,15 +349,23 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 			since = TS(tx.Now.Add(-c.Window))
 		}
 		var id string
-		err := st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since).Scan(&id)
+		err := st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since, e.ProjectID, k, since).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err == nil {
-			var fps sql.NullString
-			inc, err = scanIncident(scanAlso{st.queryRow(ctx, queryIncidentByID, id), []any{&fps}})
+			var fps, main sql.NullString
+			inc, err = scanIncident(scanAlso{st.queryRow(ctx, queryIncidentByID, id), []any{&fps, &main}})
 			if err == nil && fps.Valid {
 				err = st.holdUnmoved(inc.ID, fps.String)
+			}
+			if err == nil {
+				// The database maps k (and its main key) to inc already:
+				// the batch adds neither again.
+				st.open[e.ProjectID+"\x00"+k] = inc
+				if main.Valid {
+					st.mainKeys[inc.ID] = main.String
+				}
 			}
 		}
 		if err != nil {

@@ -32,6 +32,10 @@ type pendingIncident struct {
 	inc   *Incident
 	fps   map[string]bool // its fingerprints so far
 	order []string        // fps in the order they came
+	// mainKey is its first correlation key, stored on its row (main_key,
+	// migration 0157); keys are its others so far (newKeyArgs).
+	mainKey string
+	keys    []string
 }
 
 // openFingerprints is p's open_fingerprints: a JSON array, NULL when none.
@@ -91,8 +95,13 @@ const (
 	// A new incident is neither acknowledged nor resolved: those columns
 	// and its summary keep their defaults (NULL, '') and are not bound.
 	flushIncidentHead = `INSERT INTO incidents (id, org_id, project_id, task_id, provider, title, severity, status, alert_count,
-	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints) VALUES `
-	flushKeyHead      = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
+	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints, main_key) VALUES `
+	flushKeyHead = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
+	// The keys of the incidents the batch opened: their incident ids are
+	// new, so no row can hold them and a plain INSERT does (on PostgreSQL
+	// OR IGNORE is ON CONFLICT DO NOTHING, a speculative insertion: a few
+	// µs more per key). addKey writes each key of such an incident once.
+	flushNewKeyHead   = `INSERT INTO incident_keys (project_id, key, incident_id) VALUES `
 	flushTimelineHead = `INSERT INTO incident_timeline (id, incident_id, at, kind, actor, text, data, follow) VALUES `
 	// The group commit's events (InsertWebhookEvents), written at its end
 	// with their dispatch outcome: nothing in the transaction reads them
@@ -104,7 +113,7 @@ const (
 // event and one incident row.
 const (
 	flushEventCols    = 22
-	flushIncidentCols = 16
+	flushIncidentCols = 17
 )
 
 // multiRow is head followed by rows tuples of cols placeholders.
@@ -116,7 +125,7 @@ func multiRow(head string, cols, rows int) string {
 // flushStmts are the multi-row statements, by table head and row count.
 var flushStmts = func() map[string]map[int]string {
 	m := map[string]map[int]string{}
-	for head, cols := range map[string]int{flushIncidentHead: flushIncidentCols, flushKeyHead: 3, flushTimelineHead: 8,
+	for head, cols := range map[string]int{flushIncidentHead: flushIncidentCols, flushKeyHead: 3, flushNewKeyHead: 3, flushTimelineHead: 8,
 		flushEventHead: flushEventCols} {
 		m[head] = map[int]string{}
 		for _, n := range flushChunks {
@@ -205,9 +214,33 @@ func (s *txStmts) setSession(inc *Incident, sessionID string) {
 	}
 }
 
-// addKey maps a correlation key to inc (INSERT OR IGNORE at the flush).
+// addKey maps a correlation key to inc at the flush. An incident the batch
+// opened takes its first key on its own row (main_key) and its others with
+// a plain INSERT, each once (the batch's st.open alone does not say whether
+// the key was added to it already: another incident may have taken the key
+// over since); a stored incident's go in with INSERT OR IGNORE.
 func (s *txStmts) addKey(projectID, key string, inc *Incident) {
-	s.keyArgs = append(s.keyArgs, projectID, key, inc.ID)
+	p := s.pending[inc.ID]
+	if p == nil {
+		if s.mainKeys[inc.ID] != key {
+			s.keyArgs = append(s.keyArgs, projectID, key, inc.ID)
+		}
+		return
+	}
+	if p.mainKey == "" {
+		p.mainKey = key
+		return
+	}
+	if key == p.mainKey {
+		return
+	}
+	for _, k := range p.keys {
+		if k == key {
+			return
+		}
+	}
+	p.keys = append(p.keys, key)
+	s.newKeyArgs = append(s.newKeyArgs, projectID, key, inc.ID)
 }
 
 // timeline appends an entry to an incident's timeline (at the flush).
@@ -256,7 +289,10 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 			i := p.inc
 			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
 				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
-				s.ts(i.UpdatedAt), p.openFingerprints())
+				s.ts(i.UpdatedAt), p.openFingerprints(), nullStr(p.mainKey))
+			if p.mainKey != "" {
+				s.mainKeys[i.ID] = p.mainKey // stored now: addKey skips it
+			}
 			if len(p.order) > 0 {
 				// Flushed before the batch's end (a transition): an event
 				// later in the batch that joins it moves them (newAlertsTx).
@@ -268,6 +304,12 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 		}
 		clear(s.pending)
 		s.pendingOrder = s.pendingOrder[:0]
+	}
+	if len(s.newKeyArgs) > 0 {
+		if err := s.insertRows(ctx, flushNewKeyHead, 3, s.newKeyArgs); err != nil {
+			return err
+		}
+		s.newKeyArgs = s.newKeyArgs[:0]
 	}
 	if len(s.keyArgs) > 0 {
 		if err := s.insertRows(ctx, flushKeyHead, 3, s.keyArgs); err != nil {

@@ -116,10 +116,11 @@ func TestDispatchBatchFlush(t *testing.T) {
 		t.Fatalf("timeline of C: %s", got)
 	}
 	var keys int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incident_keys WHERE incident_id = ?`, c).Scan(&keys); err != nil || keys != 0 {
+	keysOf := `SELECT count(*) FROM (` + correlationKeysSQL + `) AS k WHERE incident_id = ?`
+	if err := db.r.QueryRowContext(ctx, keysOf, hook.ProjectID, hook.ProjectID, c).Scan(&keys); err != nil || keys != 0 {
 		t.Fatalf("resolved incident's keys: %d (%v)", keys, err)
 	}
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incident_keys WHERE incident_id = ?`, c2).Scan(&keys); err != nil || keys != 1 {
+	if err := db.r.QueryRowContext(ctx, keysOf, hook.ProjectID, hook.ProjectID, c2).Scan(&keys); err != nil || keys != 1 {
 		t.Fatalf("new incident's keys: %d (%v)", keys, err)
 	}
 	// Follow-ups rode on their alert's row: A's four entries are three rows.

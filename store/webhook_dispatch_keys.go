@@ -14,10 +14,20 @@ import (
 // within the window, the latest), and a key it does not hold can only
 // have been added since by this batch, which finds those in txStmts.open.
 
+// A key is an incident_keys row or an open incident's main_key (migration
+// 0157): the statement's arguments are the project and the keys, twice.
 const prefetchKeysHead = `SELECT key FROM incident_keys WHERE project_id = ? AND key IN (`
 
 // prefetchKeysStmts are the prefetch's statements by key count.
-var prefetchKeysStmts = inStmts(prefetchKeysHead)
+var prefetchKeysStmts = func() map[int]string {
+	m := inStmts(prefetchKeysHead)
+	for n, q := range m {
+		in := q[len(prefetchKeysHead):]
+		m[n] = q + ` UNION ALL SELECT main_key FROM incidents WHERE project_id = ? AND main_key IN (` + in +
+			` AND status != 'resolved'`
+	}
+	return m
+}()
 
 func init() { addIngestStmts(prefetchKeysStmts) }
 
@@ -43,11 +53,12 @@ func (s *txStmts) prefetchKeys(ctx context.Context, n int, at func(i int) (strin
 	for project, keys := range byProject {
 		for len(keys) > 0 {
 			n := chunk(len(keys))
-			args := make([]any, 0, n+1)
+			args := make([]any, 0, 2*n+2)
 			args = append(args, project)
 			for _, k := range keys[:n] {
 				args = append(args, k)
 			}
+			args = append(args, args...)
 			if err := s.storedKeys(ctx, project, prefetchKeysStmts[n], args); err != nil {
 				return err
 			}

@@ -50,7 +50,7 @@ func TestSharedRowsStoreWhatPlainRowsStore(t *testing.T) {
 		return table + "." + col + " " + r
 	}
 	tables := map[string]string{flushEventHead: "webhook_events", flushIncidentHead: "incidents", flushKeyHead: "incident_keys",
-		flushTimelineHead: "incident_timeline"}
+		flushNewKeyHead: "incident_keys", flushTimelineHead: "incident_timeline"}
 	for head, shared := range sharedCols {
 		table := tables[head]
 		cols := strings.Split(strings.TrimSuffix(strings.TrimSpace(head[strings.Index(head, "(")+1:]), ") VALUES"), ",")

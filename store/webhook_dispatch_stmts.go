@@ -22,10 +22,12 @@ type txStmts struct {
 	// recordings are the only writes to either meanwhile).
 	tasks  map[string]*Task
 	active map[string]string // task id -> its pending or running run ("" none)
-	// pending, keyArgs and tl: incidents the batch opened and the key and
-	// timeline rows it wrote, inserted by flushPending (webhook_dispatch_flush.go).
+	// pending, newKeyArgs, keyArgs and tl: incidents the batch opened, the
+	// key rows of those and of stored incidents, and the timeline rows it
+	// wrote, inserted by flushPending (webhook_dispatch_flush.go).
 	pending      map[string]*pendingIncident
 	pendingOrder []*pendingIncident
+	newKeyArgs   []any
 	keyArgs      []any
 	tl           []timelineRow
 	// followRow: 1 + the index in tl of the current event's alert entry,
@@ -41,12 +43,16 @@ type txStmts struct {
 	// are not yet in incident_alerts (read with the incident, or flushed
 	// by this batch); the first join moves them (newAlertsTx).
 	unmoved map[string][]string
+	// mainKeys: the main_key (migration 0157) of stored incidents the batch
+	// joined or flushed, by incident id: addKey does not add it again.
+	mainKeys map[string]string
 }
 
 func newTxStmts(tx *Tx) *txStmts {
 	return &txStmts{tx: tx, m: map[string]*sql.Stmt{}, open: map[string]*Incident{}, counts: map[string]*incidentDelta{},
 		tasks: map[string]*Task{}, active: map[string]string{}, pending: map[string]*pendingIncident{},
-		probed: map[string]bool{}, unmoved: map[string][]string{}}
+		probed: map[string]bool{}, unmoved: map[string][]string{},
+		mainKeys: map[string]string{}}
 }
 
 func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {

@@ -81,12 +81,10 @@ func (db *DB) RefreshAuthSession(ctx context.Context, a RefreshAttempt) (Refresh
 }
 
 func (db *DB) refreshBatch(ctx context.Context, tx *Tx, reqs []RefreshAttempt, res []RefreshResult) error {
-	pre, err := db.writerStmts(ctx, refreshStmts...) // prepared already: a map of what is cached
-	if err != nil {
-		return err
-	}
+	// refreshStmts were prepared on the writer (RefreshAuthSession): st
+	// finds them there as it runs them.
 	st := newTxStmts(tx)
-	st.pre = pre
+	var err error
 	for i := range reqs {
 		if res[i], err = refreshOneTx(ctx, tx, st, &reqs[i]); err != nil {
 			return err

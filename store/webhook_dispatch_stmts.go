@@ -14,7 +14,6 @@ import (
 type txStmts struct {
 	tx     *Tx
 	m      map[string]*sql.Stmt
-	pre    map[string]*sql.Stmt // prepared on the writer connection (DB.writerStmts), when a caller has them at hand
 	open   map[string]*Incident
 	counts map[string]*incidentDelta
 	// tasks and active: the batch's target tasks and the pending or running
@@ -59,15 +58,9 @@ func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if st := s.m[q]; st != nil {
 		return st, nil
 	}
-	pre := s.pre[q]
-	if pre == nil {
-		if v, ok := s.tx.db.wstmts.Load(q); ok { // prepared on the writer (prepareIngest)
-			pre = v.(*sql.Stmt)
-		}
-	}
-	if pre != nil {
+	if v, ok := s.tx.db.wstmts.Load(q); ok { // prepared on the writer (DB.writerStmts)
 		// Binding reuses the statement already prepared on this connection.
-		st := s.tx.StmtContext(ctx, pre)
+		st := s.tx.StmtContext(ctx, v.(*sql.Stmt))
 		s.m[q] = st
 		return st, nil
 	}

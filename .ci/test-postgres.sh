@@ -16,11 +16,12 @@ for f in server/auth_*_test.go server/tenancy_*_test.go server/isolation*_test.g
   server/webhooks_test.go server/webhooks_rules_test.go server/webhooks_match_test.go \
   server/apikey_lifecycle_test.go server/agent_policy_e2e_test.go server/chat_test.go \
   server/billing_*_test.go server/channels_*_test.go server/heartbeats_test.go server/maintenance_test.go \
-  server/rules_preview_test.go server/postmortems_test.go \
+  server/rules_preview_test.go server/postmortems_test.go server/incident_timeline_storm_test.go \
   server/knowledge_test.go server/knowledge_loading_test.go server/memories_test.go \
   server/pg_cluster_knowledge_test.go server/pg_migrate_test.go server/pg_cluster_knowledge_feed_test.go; do
   # (the lines before the last two: main's newer features, billing, chat channels, heartbeats,
-  # maintenance windows, rules preview and shadow rules, postmortems; isolation*_test.go holds
+  # maintenance windows, rules preview and shadow rules, postmortems, an alert storm's incident timelines
+  # as the API serves them; isolation*_test.go holds
   # their isolation probes. The last two: knowledge documents and memories, whose documents are rows
   # of the database on PostgreSQL with a per-server index following their change feed, and the
   # move of an appliance's documents; then the feed's exact quota, pruning and org erasures)

@@ -45,7 +45,7 @@ func (s *txStmts) keys() *keyBatch {
 		return s.keyMem
 	}
 	b := &keyBatch{mem: s.tx.db.keyMemory(), now: s.tx.Now, projects: map[string]*keyBatchProject{},
-		changes: map[uint64]keyEntry{}}
+		changes: make(map[uint64]keyEntry, 128)} // a group commit's incidents, without regrowth
 	b.mem.mu.Lock()
 	b.room = b.mem.limit - len(b.mem.m)
 	b.mem.mu.Unlock()
@@ -78,10 +78,9 @@ func (b *keyBatch) get(slot uint64) (keyEntry, bool) {
 	return e, ok
 }
 
-func (b *keyBatch) set(slot uint64, e keyEntry) {
-	if _, held := b.get(slot); !held {
-		b.room--
-	}
+// add sets a slot memory holds nothing in.
+func (b *keyBatch) add(slot uint64, e keyEntry) {
+	b.room--
 	b.changes[slot] = e
 }
 
@@ -99,6 +98,7 @@ func (b *keyBatch) drop(slot uint64) {
 // µs or two per open incident, once per project and restart.
 func (b *keyBatch) ensure(ctx context.Context, st *txStmts, projectID string, window time.Duration) error {
 	bp := b.project(projectID)
+	window = max(window, time.Minute) // a load at all: window 0 would mean "not loaded"
 	bp.keep = max(bp.keep, window)
 	if window <= bp.window {
 		return nil
@@ -133,7 +133,7 @@ func (b *keyBatch) ensure(ctx context.Context, st *txStmts, projectID string, wi
 			cur.at = max(cur.at, unixUp(r.at))
 			b.changes[slot] = cur
 		case err == nil && !taken:
-			b.set(slot, keyEntry{id: u, at: unixUp(r.at), proj: bp.p.idx})
+			b.add(slot, keyEntry{id: u, at: unixUp(r.at), proj: bp.p.idx})
 		default:
 			// Its slot names another incident: the index takes this one.
 			conflicts = append(conflicts, r)
@@ -179,7 +179,7 @@ func (b *keyBatch) hold(projectID, key, id string) bool {
 	if _, taken := b.get(slot); taken {
 		return false
 	}
-	b.set(slot, keyEntry{id: u, at: unixUp(b.now), proj: bp.p.idx})
+	b.add(slot, keyEntry{id: u, at: unixUp(b.now), proj: bp.p.idx})
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -287,4 +288,15 @@ func TestKeyMemoryAfterUpgrade(t *testing.T) {
 	same(t, "B's key", f.where(b), "held")
 	same(t, "B joins", f.fire("b"), b)
 	same(t, "A joins again", f.fire("a"), a)
+}
+
+// Reading a project's held keys back seeks its open incidents
+// (incidents_project), not every incident of the database.
+func TestHeldKeysLoadPlan(t *testing.T) {
+	sqliteOnly(t)
+	db, _ := openTemp(t)
+	got := queryPlan(t, db, queryHeldKeys, "project", "2026-01-01T00:00:00.000000Z")
+	if !strings.Contains(got, "incidents_project (project_id=? AND status=?)") {
+		t.Fatalf("held keys' load: got %q, want a seek on incidents_project", got)
+	}
 }

@@ -189,6 +189,9 @@ func (db *DB) Close() error {
 	if db.dedupeMem != nil {
 		db.dedupeMem.close()
 	}
+	if db.keyMem != nil {
+		db.keyMem.close()
+	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 

@@ -200,6 +200,7 @@ func (b *keyBatch) commit() {
 		}
 	}
 	m.sweep(b.now)
+	m.scheduleIdle()
 }
 
 // keyFind is the open incident a key maps an event to within its window,

@@ -77,11 +77,16 @@ type keyMemory struct {
 	byIdx     []*keyProject
 	m         map[uint64]keyEntry
 	nextSweep int64 // Unix seconds
+	// clock and idle: the sweep also runs without batches (sweepIdle), so
+	// an appliance gone quiet after a storm gives the memory back.
+	clock  func() time.Time
+	idle   *time.Timer
+	closed bool
 }
 
-func newKeyMemory() *keyMemory {
+func newKeyMemory(clock func() time.Time) *keyMemory {
 	return &keyMemory{limit: keyMemoryCap, seed: maphash.MakeSeed(), projects: map[string]*keyProject{},
-		m: map[uint64]keyEntry{}}
+		m: map[uint64]keyEntry{}, clock: clock}
 }
 
 // keyMemory returns the engine's key memory, nil on PostgreSQL.
@@ -89,7 +94,7 @@ func (db *DB) keyMemory() *keyMemory {
 	if db.pg {
 		return nil
 	}
-	db.keyMemInit.Do(func() { db.keyMem = newKeyMemory() })
+	db.keyMemInit.Do(func() { db.keyMem = newKeyMemory(func() time.Time { return db.Now() }) })
 	return db.keyMem
 }
 
@@ -138,11 +143,44 @@ func (m *keyMemory) sweep(now time.Time) {
 	}
 	for _, p := range m.byIdx {
 		// What was dropped was older than keep: memory still answers
-		// for windows up to keep.
+		// for windows up to keep (a load reads keep's rows, so window
+		// never exceeds keep: this only states it).
 		p.window = min(p.window, p.keep)
 	}
 	if len(m.m) < before/2 {
 		m.m = copyKeyMap(m.m)
+	}
+}
+
+// scheduleIdle arms the next sweep for when no batch runs it. Called
+// under mu. The sweep only drops entries past every window their project's
+// lookups used, so it may run between a batch's reads and its commit.
+func (m *keyMemory) scheduleIdle() {
+	if len(m.m) == 0 || m.closed {
+		return
+	}
+	d := keyMemorySweep + time.Second
+	if m.idle == nil {
+		m.idle = time.AfterFunc(d, m.sweepIdle)
+	} else {
+		m.idle.Reset(d)
+	}
+}
+
+func (m *keyMemory) sweepIdle() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(m.clock())
+	m.scheduleIdle()
+}
+
+// close stops the idle sweep (DB.Close).
+func (m *keyMemory) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	if m.idle != nil {
+		m.idle.Stop()
 	}
 }
 

@@ -300,3 +300,28 @@ func TestHeldKeysLoadPlan(t *testing.T) {
 		t.Fatalf("held keys' load: got %q, want a seek on incidents_project", got)
 	}
 }
+
+// Entries past their project's longest window are dropped (at a batch's
+// commit, or by the idle sweep when none runs); a longer window later
+// reads the project's held keys back, so nothing is lost to correlation.
+func TestKeyMemorySweep(t *testing.T) {
+	sqliteOnly(t)
+	f := newKeyFixture(t)
+	m := f.db.keyMemory()
+	a := f.fire("a")
+	f.now = f.now.Add(62 * time.Minute)
+	b := f.fire("b")
+	if n := m.Len(); n != 1 {
+		t.Fatalf("memory after the hour: %d keys, want 1 (b)", n)
+	}
+	same(t, "a within two hours", f.send(2*time.Hour, "", "a"), a)
+	if n := m.Len(); n != 2 {
+		t.Fatalf("memory after the longer window: %d keys, want 2", n)
+	}
+	f.now = f.now.Add(3 * time.Hour)
+	m.sweepIdle()
+	if n := m.Len(); n != 0 {
+		t.Fatalf("memory after the idle sweep: %d keys", n)
+	}
+	same(t, "b within a day", f.send(24*time.Hour, "", "b"), b)
+}

@@ -69,6 +69,9 @@ type DB struct {
 	// dedupeMem is the webhook dedupe window on SQLite (webhook_dedupe_memory.go).
 	dedupeInit sync.Once
 	dedupeMem  *dedupeMemory
+	// keyMem holds open incidents' main keys on SQLite (webhook_key_memory.go).
+	keyMemInit sync.Once
+	keyMem     *keyMemory
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
@@ -185,6 +188,9 @@ func (db *DB) Close() error {
 	}
 	if db.dedupeMem != nil {
 		db.dedupeMem.close()
+	}
+	if db.keyMem != nil {
+		db.keyMem.close()
 	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }

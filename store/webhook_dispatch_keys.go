@@ -80,7 +80,9 @@ func (s *txStmts) storedKeys(ctx context.Context, project, q string, args []any)
 }
 
 // keyAbsent reports that the prefetch found no row of the key: the
-// database holds none (a row the batch added since is in txStmts.open).
+// database's index and incident_keys hold none (a row the batch added
+// since is in txStmts.open). A key memory holds (main_key_held) is in
+// neither: keyFind asks memory first.
 func (s *txStmts) keyAbsent(projectID, key string) bool {
 	stored, probed := s.probed[projectID+"\x00"+key]
 	return probed && !stored

@@ -127,36 +127,42 @@ func (db *DB) FindIncident(ctx context.Context, orgID, projectID, id string) (*I
 }
 
 // openedEntries is an incident's first entry and its follow-ups, read
-// from its opened_entry (webhook_dispatch_flush.go, openedEntry).
+// from its opened_entry (webhook_dispatch_flush.go, openedEntry) in one
+// pass of the decoder.
 func openedEntries(inc *Incident, opened string) ([]TimelineEntry, error) {
 	var e struct {
 		ID     string
 		Data   json.RawMessage
-		Follow json.RawMessage
+		Follow []followEntry
 	}
 	if err := json.Unmarshal([]byte(opened), &e); err != nil {
 		return nil, err
 	}
-	tl := []TimelineEntry{{ID: e.ID, At: inc.OpenedAt, Kind: "alert", Text: inc.Title, Data: string(e.Data)}}
-	if e.Follow == nil {
-		return tl, nil
-	}
-	return appendFollow(tl, inc.OpenedAt, string(e.Follow))
+	tl := make([]TimelineEntry, 0, 1+len(e.Follow))
+	tl = append(tl, TimelineEntry{ID: e.ID, At: inc.OpenedAt, Kind: "alert", Text: inc.Title, Data: string(e.Data)})
+	return followEntries(tl, inc.OpenedAt, e.Follow), nil
+}
+
+// followEntry is an entry of a follow list (an alert entry's follow-ups).
+type followEntry struct {
+	ID, Kind, Text string
+	Data           json.RawMessage
 }
 
 // appendFollow appends the entries of a follow list (JSON) at at.
 func appendFollow(tl []TimelineEntry, at time.Time, follow string) ([]TimelineEntry, error) {
-	var more []struct {
-		ID, Kind, Text string
-		Data           json.RawMessage
-	}
+	var more []followEntry
 	if err := json.Unmarshal([]byte(follow), &more); err != nil {
 		return nil, err
 	}
+	return followEntries(tl, at, more), nil
+}
+
+func followEntries(tl []TimelineEntry, at time.Time, more []followEntry) []TimelineEntry {
 	for _, m := range more {
 		tl = append(tl, TimelineEntry{ID: m.ID, At: at, Kind: m.Kind, Text: m.Text, Data: string(m.Data)})
 	}
-	return tl, nil
+	return tl
 }
 
 // IncidentFilter selects incidents of a project.

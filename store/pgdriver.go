@@ -63,6 +63,7 @@ type pgDriverConn struct {
 	c     *pgconn.PgConn
 	stmts map[string]*pgconn.StatementDescription // by PostgreSQL text
 	n     int
+	trips int                                          // round trips to the server (tests count them)
 	inTx  bool                                         // between BeginTx and Commit/Rollback
 	pend  *pgPending                                   // statements queued in the transaction (pgdriver_pipeline.go)
 	spare *pgPending                                   // the last transaction's queue, kept for its buffers (pgdriver_batchbuf.go)
@@ -81,12 +82,14 @@ func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.Stateme
 	}
 	if len(dc.stmts) >= pgStmtCacheMax {
 		for k, sd := range dc.stmts {
+			dc.trips++
 			_ = dc.c.Deallocate(ctx, sd.Name)
 			delete(dc.stmts, k)
 		}
 		dc.coal = nil // its unnest statements are gone too
 	}
 	dc.n++
+	dc.trips++
 	sd, err := dc.c.Prepare(ctx, "oa"+strconv.Itoa(dc.n), q, nil)
 	if err != nil {
 		return nil, dc.fail(err, q)
@@ -133,6 +136,7 @@ func (dc *pgDriverConn) ExecContext(ctx context.Context, query string, args []dr
 			return nil, err
 		}
 		// The simple protocol: a migration is several statements.
+		dc.trips++
 		res, err := dc.c.Exec(ctx, q).ReadAll()
 		if err != nil {
 			return nil, dc.fail(err, q)
@@ -164,6 +168,7 @@ func (dc *pgDriverConn) exec(ctx context.Context, sd *pgconn.StatementDescriptio
 	if err != nil {
 		return nil, err
 	}
+	dc.trips++
 	tag, err := dc.c.ExecStatement(ctx, sd, vals, formats, nil).Close()
 	if err != nil {
 		return nil, dc.fail(err, sd.SQL)
@@ -174,6 +179,9 @@ func (dc *pgDriverConn) exec(ctx context.Context, sd *pgconn.StatementDescriptio
 func (dc *pgDriverConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if dc.c.IsClosed() {
 		return nil, driver.ErrBadConn
+	}
+	if strings.HasPrefix(query, pgPipelineSep) {
+		return dc.queryPipelined(ctx, query, args)
 	}
 	sd, err := dc.prepared(ctx, pgSQL(query))
 	if err != nil {
@@ -190,6 +198,7 @@ func (dc *pgDriverConn) query(ctx context.Context, sd *pgconn.StatementDescripti
 	if err != nil {
 		return nil, err
 	}
+	dc.trips++
 	rr := dc.c.ExecStatement(ctx, sd, vals, formats, nil)
 	// The first row is read now, so an error of the statement is the
 	// query's error rather than a rows.Err a caller might not look at.
@@ -281,6 +290,7 @@ type pgRows struct {
 	rr        *pgconn.ResultReader
 	mrr       *pgconn.MultiResultReader // set when the query went behind pipelined statements
 	sd        *pgconn.StatementDescription
+	rest      []*pgconn.StatementDescription // the pipelined queries whose rows follow (pgdriver_multiquery.go)
 	preloaded bool
 	done      bool
 	cols      []string
@@ -297,11 +307,11 @@ func (r *pgRows) Columns() []string {
 }
 
 func (r *pgRows) Close() error {
-	if r.done {
-		return nil
+	var err error
+	if !r.done {
+		r.done = true
+		_, err = r.rr.Close()
 	}
-	r.done = true
-	_, err := r.rr.Close()
 	return r.closeBatch(err)
 }
 
@@ -311,6 +321,7 @@ func (r *pgRows) closeBatch(err error) error {
 		if cerr := r.mrr.Close(); err == nil {
 			err = cerr
 		}
+		r.mrr = nil
 	}
 	return err
 }
@@ -324,7 +335,10 @@ func (r *pgRows) Next(dest []driver.Value) error {
 	} else if !r.rr.NextRow() {
 		r.done = true
 		_, err := r.rr.Close()
-		if err = r.closeBatch(err); err != nil {
+		if err != nil || !r.HasNextResultSet() {
+			err = r.closeBatch(err)
+		}
+		if err != nil {
 			return withStatement(err, r.sd.SQL)
 		}
 		return io.EOF
@@ -440,6 +454,7 @@ func (t pgTx) Commit() error {
 	if t.dc.pend != nil {
 		return t.dc.commitPending()
 	}
+	t.dc.trips++
 	res, err := t.dc.c.Exec(context.Background(), "COMMIT").ReadAll()
 	if err != nil {
 		return err
@@ -458,6 +473,7 @@ func (t pgTx) Rollback() error {
 	if t.dc.c.IsClosed() || t.dc.c.TxStatus() == 'I' {
 		return nil
 	}
+	t.dc.trips++
 	_, err := t.dc.c.Exec(context.Background(), "ROLLBACK").ReadAll()
 	return err
 }
@@ -466,6 +482,7 @@ func (dc *pgDriverConn) Ping(ctx context.Context) error {
 	if dc.c.IsClosed() {
 		return driver.ErrBadConn
 	}
+	dc.trips++
 	if err := dc.c.Ping(ctx); err != nil {
 		return driver.ErrBadConn
 	}

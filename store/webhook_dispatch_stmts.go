@@ -45,6 +45,8 @@ type txStmts struct {
 	// mainKeys: the main_key (migration 0157) of stored incidents the batch
 	// joined or flushed, by incident id: addKey does not add it again.
 	mainKeys map[string]string
+	// queued: the batch's prefetch queries not yet run (runQueued).
+	queued []queuedQuery
 }
 
 func newTxStmts(tx *Tx) *txStmts {

@@ -119,6 +119,9 @@ func (s *Server) handleLogin(c *Ctx) error {
 		return &store.Error{Code: store.EUnauthorized, Message: "Incorrect email or password", Reason: "invalid_credentials"}
 	}
 	s.limits.loginEmail.Reset(email)
+	if auth.NeedsRehash(encoded) {
+		s.upgradeHash(c.Context(), u.ID, encoded, req.Password)
+	}
 	if methods := s.enrolledMFAKinds(c.Context(), u.ID); len(methods) > 0 {
 		tok, _, err := s.signer.Issue(auth.TypeMFA, u.ID, "", "", s.Now(), 5*time.Minute)
 		if err != nil {
@@ -149,4 +152,20 @@ func (s *Server) completeLogin(c *Ctx, u *store.User, kind string) error {
 	e.ActorUserID, e.OrgID = u.ID, org
 	s.audit(c.Context(), e)
 	return s.respondTokens(c, http.StatusOK, tokens)
+}
+
+// upgradeHash redoes, after the answer, the hash of a password that just
+// verified against a hash made with older parameters, so stored hashes
+// follow the current ones without a password reset. A failure leaves the
+// old hash, which still verifies; the next sign-in tries again.
+func (s *Server) upgradeHash(reqCtx context.Context, userID, old, password string) {
+	s.later(reqCtx, func(ctx context.Context) {
+		upgraded, err := s.hasher.Hash(ctx, password)
+		if err == nil {
+			err = s.db.UpgradePasswordHash(ctx, userID, old, upgraded)
+		}
+		if err != nil {
+			s.log.Warn("password hash upgrade failed", "user_id", userID, "error", err)
+		}
+	})
 }

@@ -164,6 +164,18 @@ func (db *DB) SetPassword(ctx context.Context, userID, hash string, keepSession 
 	})
 }
 
+// UpgradePasswordHash replaces a password hash made with older parameters by
+// one of the same password made with the current ones. It changes nothing if
+// the password changed meanwhile (the stored hash is no longer old), and,
+// unlike SetPassword, ends no session: the password is the same.
+func (db *DB) UpgradePasswordHash(ctx context.Context, userID, old, upgraded string) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ? AND deleted_at IS NULL`,
+			upgraded, userID, old)
+		return err
+	})
+}
+
 // markEmailVerifiedTx stamps the address as verified (idempotent).
 func markEmailVerifiedTx(ctx context.Context, tx *Tx, userID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE users SET email_verified_at = COALESCE(email_verified_at, ?), updated_at = ? WHERE id = ?`, TS(tx.Now), TS(tx.Now), userID)

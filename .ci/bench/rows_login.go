@@ -50,6 +50,6 @@ func rowLogin(dir string) (string, error) {
 	if mine < 50 {
 		verdict = "SHORT"
 	}
-	return fmt.Sprintf("| logins (argon2id m=19 MiB t=2 p=1), built binary, 8 concurrent clients over 64 accounts (21) | `.ci/bench.sh login` | %s; %s; load %s | >= 50/s |",
+	return fmt.Sprintf("| logins (argon2id m=12 MiB t=3 p=1), built binary, 8 concurrent clients over 64 accounts (21) | `.ci/bench.sh login` | %s; %s; load %s | >= 50/s |",
 		describe(lines), verdict, loadavg()), nil
 }

@@ -13,7 +13,7 @@ func TestHasher(t *testing.T) {
 	h := NewHasher(2)
 	ctx := context.Background()
 	enc, err := h.Hash(ctx, "correct horse")
-	if err != nil || !strings.HasPrefix(enc, "$argon2id$v=19$m=19456,t=2,p=1$") {
+	if err != nil || !strings.HasPrefix(enc, "$argon2id$v=19$m=12288,t=3,p=1$") {
 		t.Fatalf("hash %q, %v", enc, err)
 	}
 	if ok, err := h.Verify(ctx, enc, "correct horse"); !ok || err != nil {
@@ -28,6 +28,18 @@ func TestHasher(t *testing.T) {
 	}
 	if _, err := h.Verify(ctx, "$bcrypt$nope", "x"); err == nil {
 		t.Fatal("unknown format accepted")
+	}
+	if NeedsRehash(enc) {
+		t.Fatal("a hash with the current parameters needs a rehash")
+	}
+	// A hash made with other parameters verifies with its own, and needs
+	// one.
+	old := strings.Replace(enc, "m=12288,t=3", "m=19456,t=2", 1)
+	if !NeedsRehash(old) || NeedsRehash("$bcrypt$nope") || NeedsRehash("") {
+		t.Fatal("NeedsRehash: wrong answer for older parameters or a foreign format")
+	}
+	if ok, _ := h.Verify(ctx, old, "correct horse"); ok {
+		t.Fatal("a key checked against other parameters than its own matched")
 	}
 	again, _ := h.Hash(ctx, "correct horse")
 	if again == enc {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Each argon2id hash allocates its 19 MiB of memory afresh. The garbage
+// Each argon2id hash allocates its memory (12 MiB) afresh. The garbage
 // collector lets the heap grow to twice what is live before collecting, and
 // the runtime hands freed pages back to the system only gradually, so after
 // a few logins an otherwise idle server kept 100+ MB resident for minutes.

@@ -50,6 +50,14 @@ func (s *txStmts) queueDedupe(items []IngestItem, need func(i int) bool) map[[2]
 	}
 	from := TS(s.tx.Now.Add(-longest))
 	scan := storedEvents(found)
+	if s.tx.db.pg { // one statement, the keys an array (webhook_ingest_prefetch_pg.go)
+		ns := make([]int64, len(keys))
+		for i, k := range keys {
+			ns[i] = k.(int64)
+		}
+		s.queued = append(s.queued, queuedQuery{prefetchDedupePG, []any{from, pgInt8Array(ns)}, scan})
+		return found
+	}
 	for len(keys) > 0 {
 		n := chunk(len(keys))
 		s.queued = append(s.queued, queuedQuery{prefetchDedupeStmts[n], append([]any{from}, keys[:n]...), scan})

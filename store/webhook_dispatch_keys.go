@@ -58,6 +58,10 @@ func (s *txStmts) queueKeys(n int, at func(i int) (string, *Correlation)) {
 		}
 	}
 	for project, keys := range byProject {
+		if s.tx.db.pg { // one statement, the keys an array (webhook_ingest_prefetch_pg.go)
+			s.queued = append(s.queued, queuedQuery{prefetchKeysPG, []any{project, pgTextArray(keys)}, s.storedKeys(project)})
+			continue
+		}
 		for len(keys) > 0 {
 			n := chunk(len(keys))
 			args := make([]any, 0, 2*n+2)

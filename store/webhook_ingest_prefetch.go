@@ -47,12 +47,13 @@ var (
 	prefetchHooksStmts  = inStmts(prefetchHooksHead)
 	prefetchTasksStmts  = inStmts(prefetchTasksHead)
 	prefetchActiveStmts = inStmts(prefetchActiveHead)
-	// prefetchSkipActiveStmts run on PostgreSQL only (prefetchIngest).
+	// prefetchSkipActiveStmts run on PostgreSQL only (prefetchIngest),
+	// prepared by the driver as the pipelined queries go (pgDriverConn.prepared).
 	prefetchSkipActiveStmts = inStmts(prefetchSkipActiveHead)
 )
 
 func init() {
-	addIngestStmts(prefetchHooksStmts, prefetchTasksStmts, prefetchActiveStmts, prefetchSkipActiveStmts)
+	addIngestStmts(prefetchHooksStmts, prefetchTasksStmts, prefetchActiveStmts)
 }
 
 // queryIn runs stmts' statement for ids in chunks, scanning every row.

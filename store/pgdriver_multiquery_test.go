@@ -146,20 +146,7 @@ func TestIngestGroupCommitTwoRoundTrips(t *testing.T) {
 	}
 	batch := func(from, to int) {
 		t.Helper()
-		var items []IngestItem
-		for j := from; j < to; j++ {
-			id := fmt.Sprintf("rt-%d", j)
-			alerts := `[{"source":"alertmanager","title":"` + id + `","status":"firing","fingerprint":"` + id + `"}]`
-			e := &WebhookEvent{OrgID: hook.OrgID, ProjectID: hook.ProjectID, TaskID: hook.TaskID, Provider: "alertmanager",
-				Type: "alertmanager.firing", BodyHash: fmt.Sprintf("%x", sha256.Sum256([]byte(id))), Verification: "bearer",
-				Body: []byte("{}"), BodySize: 2, Alerts: alerts}
-			plan := &DispatchPlan{Targets: []DispatchTarget{{TargetTaskID: hook.TaskID}},
-				Correlation: &Correlation{Keys: []string{"group:" + id}, Window: time.Hour, Title: id, Severity: "warning",
-					AlertCount: 1, Fingerprints: []string{id}, Firing: true, Alerts: alerts},
-				RenderInput: func() string { return "alert" }}
-			items = append(items, IngestItem{Event: e, Plan: plan, HookUpdatedAt: hook.UpdatedAt, DedupeWindow: time.Minute})
-		}
-		res, err := db.InsertWebhookEvents(ctx, items)
+		res, err := db.InsertWebhookEvents(ctx, distinctAlerts(hook, from, to))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,4 +164,23 @@ func TestIngestGroupCommitTwoRoundTrips(t *testing.T) {
 			t.Fatalf("a group commit of %d events made %d round trips, want 2 (its reads, then its writes and COMMIT)", n, got)
 		}
 	}
+}
+
+// distinctAlerts are deliveries from-to of hook, each alert its own group
+// and its own body (deduplicated within a minute), dispatched inline.
+func distinctAlerts(hook *Webhook, from, to int) []IngestItem {
+	var items []IngestItem
+	for j := from; j < to; j++ {
+		id := fmt.Sprintf("rt-%d", j)
+		alerts := `[{"source":"alertmanager","title":"` + id + `","status":"firing","fingerprint":"` + id + `"}]`
+		e := &WebhookEvent{OrgID: hook.OrgID, ProjectID: hook.ProjectID, TaskID: hook.TaskID, Provider: "alertmanager",
+			Type: "alertmanager.firing", BodyHash: fmt.Sprintf("%x", sha256.Sum256([]byte(id))), Verification: "bearer",
+			Body: []byte("{}"), BodySize: 2, Alerts: alerts}
+		plan := &DispatchPlan{Targets: []DispatchTarget{{TargetTaskID: hook.TaskID}},
+			Correlation: &Correlation{Keys: []string{"group:" + id}, Window: time.Hour, Title: id, Severity: "warning",
+				AlertCount: 1, Fingerprints: []string{id}, Firing: true, Alerts: alerts},
+			RenderInput: func() string { return "alert" }}
+		items = append(items, IngestItem{Event: e, Plan: plan, HookUpdatedAt: hook.UpdatedAt, DedupeWindow: time.Minute})
+	}
+	return items
 }

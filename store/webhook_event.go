@@ -273,6 +273,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 	if err != nil {
 		return nil, err
 	}
+	db.noteIngested(len(items)) // PostgreSQL: a fresh database's first statistics (pg_analyze.go)
 	return out, nil
 }
 

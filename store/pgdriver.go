@@ -37,7 +37,7 @@ const (
 
 // pgStmtCacheMax bounds a connection's prepared statements; the store's
 // statements are constant texts, so the bound is only a guard.
-const pgStmtCacheMax = 4096
+var pgStmtCacheMax = 4096 // a variable for the tests
 
 type pgDriverConnector struct{ cfg *pgconn.Config }
 
@@ -80,7 +80,9 @@ func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.Stateme
 	if sd, ok := dc.stmts[q]; ok {
 		return sd, nil
 	}
-	if len(dc.stmts) >= pgStmtCacheMax {
+	// Not while statements are queued: they name prepared statements, which
+	// must outlive the queue (it goes with a later statement or COMMIT).
+	if len(dc.stmts) >= pgStmtCacheMax && dc.pend == nil {
 		for k, sd := range dc.stmts {
 			dc.trips++
 			_ = dc.c.Deallocate(ctx, sd.Name)

@@ -36,6 +36,9 @@ func pgPipelined(qs ...string) string {
 // queryPipelined runs pgPipelined's queries.
 func (dc *pgDriverConn) queryPipelined(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	parts := strings.Split(query[len(pgPipelineSep):], pgPipelineSep)
+	if dc.pend == nil {
+		dc.pend = dc.newPending() // before preparing: the cache keeps the parts (prepared)
+	}
 	sds := make([]*pgconn.StatementDescription, len(parts))
 	n := 0
 	for i, q := range parts {
@@ -55,9 +58,6 @@ func (dc *pgDriverConn) queryPipelined(ctx context.Context, query string, args [
 		if !pgParamType(a.Value) {
 			return nil, fmt.Errorf("postgres: unsupported argument type %T", a.Value)
 		}
-	}
-	if dc.pend == nil {
-		dc.pend = dc.newPending()
 	}
 	dc.closeRun()
 	for _, sd := range sds {

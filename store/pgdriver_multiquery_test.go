@@ -184,3 +184,35 @@ func distinctAlerts(hook *Webhook, from, to int) []IngestItem {
 	}
 	return items
 }
+
+// The statement cache's bound is not enforced while statements are queued:
+// they name their prepared statements, and deallocating them before the
+// queue went would fail the transaction ("prepared statement does not
+// exist").
+func TestStatementCacheKeepsQueuedStatements(t *testing.T) {
+	db, _ := openTempPG(t)
+	ctx := context.Background()
+	hook := benchWebhook(t, db)
+	defer func(n int) { pgStmtCacheMax = n }(pgStmtCacheMax)
+	err := db.Write(ctx, func(tx *Tx) error {
+		if err := CreateAgentSessionTx(ctx, tx, &AgentSession{ID: "queued-1", OrgID: hook.OrgID, ProjectID: hook.ProjectID}); err != nil {
+			return err
+		}
+		pgStmtCacheMax = 1 // full: the next new statement would evict every one
+		var n int
+		if err := tx.Tx.QueryRowContext(ctx, `SELECT count(*) FROM agent_sessions WHERE id = ? AND 'a fresh text' <> ''`, "queued-1").Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("the queued row read back %d times", n)
+		}
+		rows, err := tx.Tx.QueryContext(ctx, pgPipelined(`SELECT 'another fresh text'`, `SELECT id FROM agent_sessions WHERE id = ?`), "queued-1")
+		if err != nil {
+			return err
+		}
+		return rows.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -72,14 +72,25 @@ func scanIncident(row interface{ Scan(...any) error }) (*Incident, error) {
 
 // FindIncident returns an incident of a project with its timeline.
 func (db *DB) FindIncident(ctx context.Context, orgID, projectID, id string) (*Incident, []TimelineEntry, error) {
-	inc, err := scanIncident(db.r.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE id = ? AND org_id = ? AND project_id = ?`,
-		id, orgID, projectID))
+	var opened sql.NullString
+	inc, err := scanIncident(scanAlso{db.r.QueryRowContext(ctx, `SELECT `+incidentCols+`, opened_entry FROM incidents
+		WHERE id = ? AND org_id = ? AND project_id = ?`, id, orgID, projectID), []any{&opened}})
 	if err != nil {
 		return nil, nil, err
 	}
+	// The first entry on the incident's row (opened_entry, migration 0158),
+	// placed among the rows by (at, id) as the rows' ORDER BY places them.
+	var first []TimelineEntry
+	var firstAt string
+	if opened.Valid {
+		firstAt = TS(inc.OpenedAt)
+		if first, err = openedEntries(inc, opened.String); err != nil {
+			return nil, nil, err
+		}
+	}
 	// LIMIT counts rows, each one entry and its follow-ups (which sort
-	// right after it): the first 1000 rows hold at least the first 1000
-	// entries.
+	// right after it): the first 1000 rows, with the row's entry, hold at
+	// least the first 1000 entries.
 	rows, err := db.r.QueryContext(ctx, `SELECT id, at, kind, actor, text, data, follow FROM incident_timeline WHERE incident_id = ?
 		ORDER BY at, id LIMIT 1000`, id)
 	if err != nil {
@@ -95,24 +106,57 @@ func (db *DB) FindIncident(ctx context.Context, orgID, projectID, id string) (*I
 			return nil, nil, err
 		}
 		e.At, e.Actor = ParseTS(at), actor.String
+		if first != nil && (at > firstAt || at == firstAt && e.ID > first[0].ID) {
+			tl, first = append(tl, first...), nil
+		}
 		tl = append(tl, e)
 		if follow.Valid {
-			var more []struct {
-				ID, Kind, Text string
-				Data           json.RawMessage
-			}
-			if err := json.Unmarshal([]byte(follow.String), &more); err != nil {
+			if tl, err = appendFollow(tl, e.At, follow.String); err != nil {
 				return nil, nil, err
-			}
-			for _, m := range more {
-				tl = append(tl, TimelineEntry{ID: m.ID, At: e.At, Kind: m.Kind, Text: m.Text, Data: string(m.Data)})
 			}
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	tl = append(tl, first...)
 	if len(tl) > 1000 {
 		tl = tl[:1000]
 	}
-	return inc, tl, rows.Err()
+	return inc, tl, nil
+}
+
+// openedEntries is an incident's first entry and its follow-ups, read
+// from its opened_entry (webhook_dispatch_flush.go, openedEntry).
+func openedEntries(inc *Incident, opened string) ([]TimelineEntry, error) {
+	var e struct {
+		ID     string
+		Data   json.RawMessage
+		Follow json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(opened), &e); err != nil {
+		return nil, err
+	}
+	tl := []TimelineEntry{{ID: e.ID, At: inc.OpenedAt, Kind: "alert", Text: inc.Title, Data: string(e.Data)}}
+	if e.Follow == nil {
+		return tl, nil
+	}
+	return appendFollow(tl, inc.OpenedAt, string(e.Follow))
+}
+
+// appendFollow appends the entries of a follow list (JSON) at at.
+func appendFollow(tl []TimelineEntry, at time.Time, follow string) ([]TimelineEntry, error) {
+	var more []struct {
+		ID, Kind, Text string
+		Data           json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(follow), &more); err != nil {
+		return nil, err
+	}
+	for _, m := range more {
+		tl = append(tl, TimelineEntry{ID: m.ID, At: at, Kind: m.Kind, Text: m.Text, Data: string(m.Data)})
+	}
+	return tl, nil
 }
 
 // IncidentFilter selects incidents of a project.

@@ -158,7 +158,7 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 		return suppressOutcome(e, p.Window), nil
 	}
 	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}, Status: EventDispatched}
-	st.followRow = 0 // entries follow only this event's own alert entry
+	st.noFollow() // entries follow only this event's own alert entry
 	var inc *Incident
 	if c := p.Correlation; c != nil && p.Error == "" {
 		var joined bool

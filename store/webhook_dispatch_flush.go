@@ -26,6 +26,10 @@ import (
 // migration 0156), not into incident_alerts: those rows serve only to
 // count a later event's new alerts, so the first later join moves them
 // there (newAlertsTx), and an incident nothing joins never writes them.
+//
+// Its first timeline entry (the opening event's alert entry and the
+// entries its dispatch added) goes on its row too (opened_entry, migration
+// 0158), not into incident_timeline: FindIncident merges it with the rows.
 
 // pendingIncident is an incident the batch opened and has not inserted.
 type pendingIncident struct {
@@ -36,6 +40,9 @@ type pendingIncident struct {
 	// migration 0157); keys are its others so far (newKeyArgs).
 	mainKey string
 	keys    []string
+	// entry is its first timeline entry (opened_entry): the alert entry
+	// of the event that opened it, with that event's follow-ups.
+	entry *timelineRow
 }
 
 // openFingerprints is p's open_fingerprints: a JSON array, NULL when none.
@@ -53,9 +60,10 @@ func (p *pendingIncident) openFingerprints() any {
 	return string(append(b, ']'))
 }
 
-// timelineRow is a buffered incident_timeline row; follow holds the
-// entries that followed an alert entry in its event's dispatch (its
-// follow column, expanded by FindIncident).
+// timelineRow is a buffered incident_timeline row (or an opened
+// incident's first entry); follow holds the entries that followed an
+// alert entry in its event's dispatch (its follow column, expanded by
+// FindIncident).
 type timelineRow struct {
 	id, incidentID, at, kind string
 	actor                    any
@@ -95,7 +103,7 @@ const (
 	// A new incident is neither acknowledged nor resolved: those columns
 	// and its summary keep their defaults (NULL, '') and are not bound.
 	flushIncidentHead = `INSERT INTO incidents (id, org_id, project_id, task_id, provider, title, severity, status, alert_count,
-	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints, main_key) VALUES `
+	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints, main_key, opened_entry) VALUES `
 	flushKeyHead = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
 	// The keys of the incidents the batch opened: their incident ids are
 	// new, so no row can hold them and a plain INSERT does (on PostgreSQL
@@ -113,7 +121,7 @@ const (
 // event and one incident row.
 const (
 	flushEventCols    = 22
-	flushIncidentCols = 17
+	flushIncidentCols = 18
 )
 
 // multiRow is head followed by rows tuples of cols placeholders.
@@ -250,22 +258,33 @@ func (s *txStmts) timeline(incidentID, kind, actor, text, data string) {
 }
 
 // alertEntry appends an event's alert entry; the entries its dispatch adds
-// to the same incident next (followUp) ride on its row.
+// to the same incident next (followUp) ride on it. The first entry of an
+// incident the batch opened goes on the incident's row (opened_entry).
 func (s *txStmts) alertEntry(incidentID, text, data string) {
+	if p := s.pending[incidentID]; p != nil && p.entry == nil {
+		// Its at, kind and text are the incident's opened_at, "alert"
+		// and title: only the id and data are stored.
+		p.entry = &timelineRow{id: NewID(), incidentID: incidentID, data: orJSON(data, "{}")}
+		s.followTo, s.followRow = p.entry, 0
+		return
+	}
 	s.timeline(incidentID, "alert", "", text, data)
-	s.followRow = len(s.tl)
+	s.followTo, s.followRow = nil, len(s.tl)
 }
 
 // followUp adds a dispatch's entry (run, skip, approval; no actor) to an
-// incident's timeline: on the row of the event's alert entry when that
-// is the incident's last entry so far, so that reading the row's entries
-// in order after it keeps the timeline's order (at, id); else as a row.
+// incident's timeline: on the event's alert entry when that is the
+// incident's last entry so far, so that reading the entry's follow-ups in
+// order after it keeps the timeline's order (at, id); else as a row.
 func (s *txStmts) followUp(incidentID, kind, text, data string) {
-	if s.followRow == 0 || s.tl[s.followRow-1].incidentID != incidentID {
+	r := s.followTo
+	if r == nil && s.followRow > 0 {
+		r = &s.tl[s.followRow-1]
+	}
+	if r == nil || r.incidentID != incidentID {
 		s.timeline(incidentID, kind, "", text, data)
 		return
 	}
-	r := &s.tl[s.followRow-1]
 	if r.follow == nil {
 		r.follow = append(r.follow, '[')
 	} else {
@@ -280,6 +299,29 @@ func (s *txStmts) followUp(incidentID, kind, text, data string) {
 	r.follow = append(r.follow, "}]"...)
 }
 
+// noFollow ends the current event's follow-ups: later entries are rows.
+func (s *txStmts) noFollow() { s.followTo, s.followRow = nil, 0 }
+
+// openedEntry is p's opened_entry: {"id":...,"data":...,"follow":[...]}
+// ("follow" only when there are follow-ups), NULL when it has no entry.
+func (p *pendingIncident) openedEntry() any {
+	e := p.entry
+	if e == nil {
+		return nil
+	}
+	n := len(`{"id":"","data":,"follow":}`) + len(e.id) + len(e.data) + len(e.follow)
+	b := make([]byte, 0, n)
+	b = append(b, `{"id":"`...)
+	b = append(b, e.id...)
+	b = append(b, `","data":`...)
+	b = append(b, e.data...)
+	if e.follow != nil {
+		b = append(b, `,"follow":`...)
+		b = append(b, e.follow...)
+	}
+	return string(append(b, '}'))
+}
+
 // flushPending inserts the incidents the batch opened and the buffered
 // key and timeline rows.
 func (s *txStmts) flushPending(ctx context.Context) error {
@@ -289,7 +331,7 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 			i := p.inc
 			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
 				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
-				s.ts(i.UpdatedAt), p.openFingerprints(), nullStr(p.mainKey))
+				s.ts(i.UpdatedAt), p.openFingerprints(), nullStr(p.mainKey), p.openedEntry())
 			if p.mainKey != "" {
 				s.mainKeys[i.ID] = p.mainKey // stored now: addKey skips it
 			}
@@ -330,7 +372,9 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 			return err
 		}
 		s.tl = s.tl[:0]
-		s.followRow = 0
 	}
+	// The flushed entries take no more follow-ups: the event's next
+	// entries are rows (they sort after the ones flushed).
+	s.noFollow()
 	return nil
 }

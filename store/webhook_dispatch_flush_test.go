@@ -123,12 +123,16 @@ func TestDispatchBatchFlush(t *testing.T) {
 	if err := db.r.QueryRowContext(ctx, keysOf, hook.ProjectID, hook.ProjectID, c2).Scan(&keys); err != nil || keys != 1 {
 		t.Fatalf("new incident's keys: %d (%v)", keys, err)
 	}
-	// Follow-ups rode on their alert's row: A's four entries are three rows.
+	var n int
+	// Follow-ups rode on their alert's entry, and the first entry on the
+	// incident's row (opened_entry): A's four entries are two rows.
 	var rows int
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incident_timeline WHERE incident_id = ?`, a).Scan(&rows); err != nil || rows != 3 {
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incident_timeline WHERE incident_id = ?`, a).Scan(&rows); err != nil || rows != 2 {
 		t.Fatalf("rows of A's timeline: %d (%v)", rows, err)
 	}
-	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incidents WHERE opened_entry IS NOT NULL`).Scan(&n); err != nil || n != 4+70 {
+		t.Fatalf("incidents with their first entry on their row: %d (%v)", n, err)
+	}
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incidents`).Scan(&n); err != nil || n != 4+70 {
 		t.Fatalf("incidents: %d (%v)", n, err)
 	}

@@ -30,8 +30,10 @@ type txStmts struct {
 	keyArgs      []any
 	tl           []timelineRow
 	// followRow: 1 + the index in tl of the current event's alert entry,
-	// which its dispatch's entries follow (0: none; followUp).
+	// which its dispatch's entries follow (0: none; followUp); followTo:
+	// that entry when it is an opened incident's first (pendingIncident).
 	followRow int
+	followTo  *timelineRow
 	// probed: the correlation keys the batch looked up in advance
 	// (project "\x00" key -> whether the database holds it; prefetchKeys).
 	probed map[string]bool

@@ -1,0 +1,13 @@
+-- The first entry of an incident's timeline (the alert entry of the event
+-- that opened it, with the entries its dispatch added: the run it started,
+-- or why none) on the incident's own row instead of an incident_timeline
+-- row. In an alert storm of distinct groups every event opens an incident,
+-- and that row was a b-tree insert and a foreign-key lookup of the incident
+-- per event (about a sixth of the event's writer cost). A JSON object:
+-- {"id":..., "data":{...}, "follow":[{"id","kind","text","data"}...]}
+-- ("follow" absent when none). The rest of the entry is the incident's: at
+-- is opened_at, kind alert, no actor, text the title (both written once,
+-- never changed). NULL: the first entry is a row (incidents stored before,
+-- and those opened outside the webhook dispatch). FindIncident merges it
+-- with the rows by (at, id).
+ALTER TABLE incidents ADD COLUMN opened_entry TEXT;

@@ -80,8 +80,12 @@ type DB struct {
 	finishGC   *groupCommit[runFinish, struct{}]
 	// runHolds: orgs whose webhook runs wait (no model configured; webhook_run_hold.go).
 	runHolds runHolds
-	// analyzeStop ends the PostgreSQL statistics keeper (pg_analyze.go).
+	// analyzeStop ends the PostgreSQL statistics keeper (pg_analyze.go);
+	// analyzeKick wakes it when the ingest has stored its first
+	// pgAnalyzeMinRows events since the open (ingested counts them).
 	analyzeStop func()
+	analyzeKick chan struct{}
+	ingested    atomic.Int64
 	// tg tracks which tables the writer changed, for the read caches
 	// (readcache.go); the caches themselves follow.
 	tg         tableGens

@@ -50,6 +50,8 @@ type txStmts struct {
 	// keyMem: the batch's view of the open main keys in memory (SQLite;
 	// txStmts.keys), nil until its first lookup.
 	keyMem *keyBatch
+	// queued: the batch's prefetch queries not yet run (runQueued).
+	queued []queuedQuery
 }
 
 func newTxStmts(tx *Tx) *txStmts {

@@ -69,6 +69,9 @@ type DB struct {
 	// dedupeMem is the webhook dedupe window on SQLite (webhook_dedupe_memory.go).
 	dedupeInit sync.Once
 	dedupeMem  *dedupeMemory
+	// keyMem holds open incidents' main keys on SQLite (webhook_key_memory.go).
+	keyMemInit sync.Once
+	keyMem     *keyMemory
 	// refreshGC group-commits refresh rotations (RefreshAuthSession).
 	refreshInit sync.Once
 	refreshGC   *groupCommit[RefreshAttempt, RefreshResult]
@@ -77,8 +80,12 @@ type DB struct {
 	finishGC   *groupCommit[runFinish, struct{}]
 	// runHolds: orgs whose webhook runs wait (no model configured; webhook_run_hold.go).
 	runHolds runHolds
-	// analyzeStop ends the PostgreSQL statistics keeper (pg_analyze.go).
+	// analyzeStop ends the PostgreSQL statistics keeper (pg_analyze.go);
+	// analyzeKick wakes it when the ingest has stored its first
+	// pgAnalyzeMinRows events since the open (ingested counts them).
 	analyzeStop func()
+	analyzeKick chan struct{}
+	ingested    atomic.Int64
 	// tg tracks which tables the writer changed, for the read caches
 	// (readcache.go); the caches themselves follow.
 	tg         tableGens
@@ -185,6 +192,9 @@ func (db *DB) Close() error {
 	}
 	if db.dedupeMem != nil {
 		db.dedupeMem.close()
+	}
+	if db.keyMem != nil {
+		db.keyMem.close()
 	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }

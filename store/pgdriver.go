@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +35,7 @@ const (
 
 // pgStmtCacheMax bounds a connection's prepared statements; the store's
 // statements are constant texts, so the bound is only a guard.
-const pgStmtCacheMax = 4096
+var pgStmtCacheMax = 4096 // a variable for the tests
 
 type pgDriverConnector struct{ cfg *pgconn.Config }
 
@@ -63,6 +61,7 @@ type pgDriverConn struct {
 	c     *pgconn.PgConn
 	stmts map[string]*pgconn.StatementDescription // by PostgreSQL text
 	n     int
+	trips int                                          // round trips to the server (tests count them)
 	inTx  bool                                         // between BeginTx and Commit/Rollback
 	pend  *pgPending                                   // statements queued in the transaction (pgdriver_pipeline.go)
 	spare *pgPending                                   // the last transaction's queue, kept for its buffers (pgdriver_batchbuf.go)
@@ -79,14 +78,18 @@ func (dc *pgDriverConn) prepared(ctx context.Context, q string) (*pgconn.Stateme
 	if sd, ok := dc.stmts[q]; ok {
 		return sd, nil
 	}
-	if len(dc.stmts) >= pgStmtCacheMax {
+	// Not while statements are queued: they name prepared statements, which
+	// must outlive the queue (it goes with a later statement or COMMIT).
+	if len(dc.stmts) >= pgStmtCacheMax && dc.pend == nil {
 		for k, sd := range dc.stmts {
+			dc.trips++
 			_ = dc.c.Deallocate(ctx, sd.Name)
 			delete(dc.stmts, k)
 		}
 		dc.coal = nil // its unnest statements are gone too
 	}
 	dc.n++
+	dc.trips++
 	sd, err := dc.c.Prepare(ctx, "oa"+strconv.Itoa(dc.n), q, nil)
 	if err != nil {
 		return nil, dc.fail(err, q)
@@ -133,6 +136,7 @@ func (dc *pgDriverConn) ExecContext(ctx context.Context, query string, args []dr
 			return nil, err
 		}
 		// The simple protocol: a migration is several statements.
+		dc.trips++
 		res, err := dc.c.Exec(ctx, q).ReadAll()
 		if err != nil {
 			return nil, dc.fail(err, q)
@@ -164,6 +168,7 @@ func (dc *pgDriverConn) exec(ctx context.Context, sd *pgconn.StatementDescriptio
 	if err != nil {
 		return nil, err
 	}
+	dc.trips++
 	tag, err := dc.c.ExecStatement(ctx, sd, vals, formats, nil).Close()
 	if err != nil {
 		return nil, dc.fail(err, sd.SQL)
@@ -174,6 +179,9 @@ func (dc *pgDriverConn) exec(ctx context.Context, sd *pgconn.StatementDescriptio
 func (dc *pgDriverConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if dc.c.IsClosed() {
 		return nil, driver.ErrBadConn
+	}
+	if strings.HasPrefix(query, pgPipelineSep) {
+		return dc.queryPipelined(ctx, query, args)
 	}
 	sd, err := dc.prepared(ctx, pgSQL(query))
 	if err != nil {
@@ -190,6 +198,7 @@ func (dc *pgDriverConn) query(ctx context.Context, sd *pgconn.StatementDescripti
 	if err != nil {
 		return nil, err
 	}
+	dc.trips++
 	rr := dc.c.ExecStatement(ctx, sd, vals, formats, nil)
 	// The first row is read now, so an error of the statement is the
 	// query's error rather than a rows.Err a caller might not look at.
@@ -277,94 +286,6 @@ var (
 	pgEmpty = []byte{}
 )
 
-type pgRows struct {
-	rr        *pgconn.ResultReader
-	mrr       *pgconn.MultiResultReader // set when the query went behind pipelined statements
-	sd        *pgconn.StatementDescription
-	preloaded bool
-	done      bool
-	cols      []string
-}
-
-func (r *pgRows) Columns() []string {
-	if r.cols == nil {
-		r.cols = make([]string, len(r.sd.Fields))
-		for i, f := range r.sd.Fields {
-			r.cols[i] = f.Name
-		}
-	}
-	return r.cols
-}
-
-func (r *pgRows) Close() error {
-	if r.done {
-		return nil
-	}
-	r.done = true
-	_, err := r.rr.Close()
-	return r.closeBatch(err)
-}
-
-// closeBatch reads a pipelined query's batch to its end.
-func (r *pgRows) closeBatch(err error) error {
-	if r.mrr != nil {
-		if cerr := r.mrr.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
-func (r *pgRows) Next(dest []driver.Value) error {
-	if r.done {
-		return io.EOF
-	}
-	if r.preloaded {
-		r.preloaded = false
-	} else if !r.rr.NextRow() {
-		r.done = true
-		_, err := r.rr.Close()
-		if err = r.closeBatch(err); err != nil {
-			return withStatement(err, r.sd.SQL)
-		}
-		return io.EOF
-	}
-	for i, raw := range r.rr.Values() {
-		v, err := pgValue(r.sd.Fields[i].DataTypeOID, raw)
-		if err != nil {
-			return fmt.Errorf("postgres: column %s: %w", r.sd.Fields[i].Name, err)
-		}
-		dest[i] = v
-	}
-	return nil
-}
-
-// pgValue converts a result's text form (copied: raw is reused for the next row).
-func pgValue(oid uint32, raw []byte) (driver.Value, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	switch oid {
-	case oidInt8, oidInt4, oidInt2:
-		return strconv.ParseInt(string(raw), 10, 64)
-	case oidFloat8, oidFloat4:
-		return strconv.ParseFloat(string(raw), 64)
-	case oidBool:
-		return len(raw) == 1 && raw[0] == 't', nil
-	case oidBytea:
-		if len(raw) >= 2 && raw[0] == '\\' && raw[1] == 'x' {
-			out := make([]byte, hex.DecodedLen(len(raw)-2))
-			_, err := hex.Decode(out, raw[2:])
-			return out, err
-		}
-		return nil, errors.New("bytea not in hex form")
-	case oidNumeric:
-		// SUM over bigint is numeric; a whole one scans as an integer.
-		return strings.TrimSuffix(string(raw), ".0"), nil
-	}
-	return string(raw), nil
-}
-
 type pgStmt struct {
 	dc         *pgDriverConn
 	sd         *pgconn.StatementDescription
@@ -440,6 +361,7 @@ func (t pgTx) Commit() error {
 	if t.dc.pend != nil {
 		return t.dc.commitPending()
 	}
+	t.dc.trips++
 	res, err := t.dc.c.Exec(context.Background(), "COMMIT").ReadAll()
 	if err != nil {
 		return err
@@ -458,6 +380,7 @@ func (t pgTx) Rollback() error {
 	if t.dc.c.IsClosed() || t.dc.c.TxStatus() == 'I' {
 		return nil
 	}
+	t.dc.trips++
 	_, err := t.dc.c.Exec(context.Background(), "ROLLBACK").ReadAll()
 	return err
 }
@@ -466,6 +389,7 @@ func (dc *pgDriverConn) Ping(ctx context.Context) error {
 	if dc.c.IsClosed() {
 		return driver.ErrBadConn
 	}
+	dc.trips++
 	if err := dc.c.Ping(ctx); err != nil {
 		return driver.ErrBadConn
 	}

@@ -125,6 +125,7 @@ func (dc *pgDriverConn) sendPending(ctx context.Context, tail func(b *pgconn.Bat
 	if tail != nil {
 		tail(&p.b, &p.sql)
 	}
+	dc.trips++
 	res, err := dc.c.ExecBatch(ctx, &p.b).ReadAll()
 	for i, r := range res {
 		if r.Err != nil {
@@ -183,6 +184,7 @@ func (dc *pgDriverConn) commitPending() error {
 	})
 	if err != nil {
 		if dc.c.TxStatus() != 'I' {
+			dc.trips++
 			_, _ = dc.c.Exec(ctx, "ROLLBACK").ReadAll()
 		}
 		return err
@@ -202,43 +204,6 @@ func (dc *pgDriverConn) queryAfterPending(ctx context.Context, sd *pgconn.Statem
 		return nil, err
 	}
 	dc.closeRun()
-	p := dc.pend
-	dc.pend = nil
-	p.b.ExecStatement(sd, vals, formats, nil)
-	mrr := dc.c.ExecBatch(ctx, &p.b)
-	failed := func(q string, err error) (driver.Rows, error) {
-		if cerr := mrr.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = errors.New("postgres: a pipelined statement returned no result")
-		}
-		return nil, dc.fail(err, q)
-	}
-	for _, q := range p.sql {
-		if !mrr.NextResult() {
-			return failed(q, nil)
-		}
-		if _, err := mrr.ResultReader().Close(); err != nil {
-			return failed(q, err)
-		}
-	}
-	// The messages were written (ExecBatch writes before it returns); the
-	// statements' descriptions stay with mrr until its rows are read.
-	dc.recycle(p, false)
-	if !mrr.NextResult() {
-		return failed(sd.SQL, nil)
-	}
-	rr := mrr.ResultReader()
-	more := rr.NextRow()
-	if !more {
-		_, err := rr.Close()
-		if cerr := mrr.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, dc.fail(err, sd.SQL)
-		}
-	}
-	return &pgRows{rr: rr, mrr: mrr, sd: sd, preloaded: more, done: !more}, nil
+	dc.pend.b.ExecStatement(sd, vals, formats, nil)
+	return dc.readQueries(ctx, []*pgconn.StatementDescription{sd})
 }

@@ -35,7 +35,9 @@ const (
 
 func init() { ingestStmts = append(ingestStmts, queryEventHash) }
 
-// newIngestDedupe reads what the batch's dedupe lookups need.
+// newIngestDedupe reads what the batch's dedupe lookups need: the memory's
+// rows now, the index's with the batch's other prefetch queries (its
+// stored events are there once runQueued ran).
 func newIngestDedupe(ctx context.Context, st *txStmts, mem *dedupeMemory, items []IngestItem) (*ingestDedupe, error) {
 	d := &ingestDedupe{since: map[time.Duration]windowStart{}}
 	need := func(int) bool { return true }
@@ -52,9 +54,8 @@ func newIngestDedupe(ctx context.Context, st *txStmts, mem *dedupeMemory, items 
 		// batch again after BUSY, and a failed batch changes nothing.
 		st.tx.onCommit = append(st.tx.onCommit, func() { b.commit(st.tx.Now) })
 	}
-	stored, err := st.prefetchDedupe(ctx, items, need)
-	d.stored = stored
-	return d, err
+	d.stored = st.queueDedupe(items, need)
+	return d, nil
 }
 
 // from is the start of a window, formatted once per window length in the

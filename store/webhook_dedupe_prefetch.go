@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"database/sql"
 	"time"
 )
@@ -26,11 +25,12 @@ func init() { addIngestStmts(prefetchDedupeStmts) }
 // storedEvent is the newest stored event of a task and body hash.
 type storedEvent struct{ id, receivedAt string }
 
-// prefetchDedupe returns, for the batch's items that dedupe, the newest
+// queueDedupe returns, for the batch's items that dedupe, the newest
 // stored event of each task and body hash received within the longest
-// window of the batch (each item then checks its own window). need says
-// which items' windows the index can answer (on SQLite most are in memory).
-func (s *txStmts) prefetchDedupe(ctx context.Context, items []IngestItem, need func(i int) bool) (map[[2]string]storedEvent, error) {
+// window of the batch (each item then checks its own window), once the
+// queries it queues ran (runQueued). need says which items' windows the
+// index can answer (on SQLite most are in memory).
+func (s *txStmts) queueDedupe(items []IngestItem, need func(i int) bool) map[[2]string]storedEvent {
 	var longest time.Duration
 	var keys []any
 	seen := map[int64]bool{}
@@ -46,21 +46,29 @@ func (s *txStmts) prefetchDedupe(ctx context.Context, items []IngestItem, need f
 	}
 	found := map[[2]string]storedEvent{}
 	if len(keys) == 0 {
-		return found, nil
+		return found
 	}
 	from := TS(s.tx.Now.Add(-longest))
+	scan := storedEvents(found)
+	if s.tx.db.pg { // one statement, the keys an array (webhook_ingest_prefetch_pg.go)
+		ns := make([]int64, len(keys))
+		for i, k := range keys {
+			ns[i] = k.(int64)
+		}
+		s.queued = append(s.queued, queuedQuery{prefetchDedupePG, []any{from, pgInt8Array(ns)}, scan})
+		return found
+	}
 	for len(keys) > 0 {
 		n := chunk(len(keys))
-		if err := s.storedEvents(ctx, prefetchDedupeStmts[n], append([]any{from}, keys[:n]...), found); err != nil {
-			return nil, err
-		}
+		s.queued = append(s.queued, queuedQuery{prefetchDedupeStmts[n], append([]any{from}, keys[:n]...), scan})
 		keys = keys[n:]
 	}
-	return found, nil
+	return found
 }
 
-func (s *txStmts) storedEvents(ctx context.Context, q string, args []any, found map[[2]string]storedEvent) error {
-	return s.queryRows(ctx, q, args, func(rows *sql.Rows) error {
+// storedEvents scans stored events into found.
+func storedEvents(found map[[2]string]storedEvent) func(*sql.Rows) error {
+	return func(rows *sql.Rows) error {
 		var key int64
 		var task, hash string
 		var e storedEvent
@@ -73,5 +81,5 @@ func (s *txStmts) storedEvents(ctx context.Context, q string, args []any, found 
 			found[k] = e
 		}
 		return nil
-	})
+	}
 }

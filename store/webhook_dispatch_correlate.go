@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 )
 
 // Correlation within a dispatch batch: the open incident an event joins by
@@ -23,7 +21,7 @@ var queryOpenIncidentByKey = `SELECT id FROM (SELECT k.incident_id AS id, i.last
 	UNION ALL SELECT id, last_alert_at FROM incidents WHERE project_id = ? AND main_key = ? AND status != 'resolved'
 	AND last_alert_at >= ?) AS found ORDER BY at DESC LIMIT 1`
 
-var queryIncidentByID = `SELECT ` + incidentCols + `, open_fingerprints, main_key FROM incidents WHERE id = ?`
+var queryIncidentByID = `SELECT ` + incidentCols + `, open_fingerprints, main_key, main_key_held FROM incidents WHERE id = ?`
 
 func init() { ingestStmts = append(ingestStmts, queryIncidentByID) }
 
@@ -43,42 +41,22 @@ const (
 func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlation) (*Incident, bool, error) {
 	tx := st.tx
 	var inc *Incident
-	since := "" // the window's start, formatted once a key needs the database
 	for _, k := range c.Keys {
 		if i := st.open[e.ProjectID+"\x00"+k]; i != nil {
 			inc = i // joined earlier in this batch: still open, within its window
 			break
 		}
-		if st.keyAbsent(e.ProjectID, k) {
-			continue
-		}
-		if since == "" {
-			since = TS(tx.Now.Add(-c.Window))
-		}
-		var id string
-		err := st.queryRow(ctx, queryOpenIncidentByKey, e.ProjectID, k, since, e.ProjectID, k, since).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err == nil {
-			var fps, main sql.NullString
-			inc, err = scanIncident(scanAlso{st.queryRow(ctx, queryIncidentByID, id), []any{&fps, &main}})
-			if err == nil && fps.Valid {
-				err = st.holdUnmoved(inc.ID, fps.String)
-			}
-			if err == nil {
-				// The database maps k (and its main key) to inc already:
-				// the batch adds neither again.
-				st.open[e.ProjectID+"\x00"+k] = inc
-				if main.Valid {
-					st.mainKeys[inc.ID] = main.String
-				}
-			}
-		}
+		found, err := st.keyFind(ctx, e.ProjectID, k, c.Window)
 		if err != nil {
 			return nil, false, err
 		}
-		break
+		if found != nil {
+			// The database maps k (and its main key) to it already: the
+			// batch adds neither again.
+			inc = found
+			st.open[e.ProjectID+"\x00"+k] = inc
+			break
+		}
 	}
 	joined := inc != nil
 	if inc == nil {

@@ -103,7 +103,8 @@ const (
 	// A new incident is neither acknowledged nor resolved: those columns
 	// and its summary keep their defaults (NULL, '') and are not bound.
 	flushIncidentHead = `INSERT INTO incidents (id, org_id, project_id, task_id, provider, title, severity, status, alert_count,
-	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints, main_key, opened_entry) VALUES `
+	event_count, session_id, opened_at, last_alert_at, created_at, updated_at, open_fingerprints, main_key, main_key_held,
+	opened_entry) VALUES `
 	flushKeyHead = `INSERT OR IGNORE INTO incident_keys (project_id, key, incident_id) VALUES `
 	// The keys of the incidents the batch opened: their incident ids are
 	// new, so no row can hold them and a plain INSERT does (on PostgreSQL
@@ -121,7 +122,7 @@ const (
 // event and one incident row.
 const (
 	flushEventCols    = 22
-	flushIncidentCols = 18
+	flushIncidentCols = 19
 )
 
 // multiRow is head followed by rows tuples of cols placeholders.
@@ -331,7 +332,13 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 			i := p.inc
 			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
 				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
-				s.ts(i.UpdatedAt), p.openFingerprints(), nullStr(p.mainKey), p.openedEntry())
+				s.ts(i.UpdatedAt), p.openFingerprints())
+			// Its main key in memory (webhook_key_memory.go), else in the index.
+			if p.mainKey != "" && s.keyMem != nil && s.keyMem.hold(i.ProjectID, p.mainKey, i.ID) {
+				args = append(args, nil, p.mainKey, p.openedEntry())
+			} else {
+				args = append(args, nullStr(p.mainKey), nil, p.openedEntry())
+			}
 			if p.mainKey != "" {
 				s.mainKeys[i.ID] = p.mainKey // stored now: addKey skips it
 			}

@@ -35,6 +35,13 @@ func init() { addIngestStmts(prefetchKeysStmts) }
 // (at(i): the project and correlation of the i-th, nil when none), whether
 // the database holds each (txStmts.probed).
 func (s *txStmts) prefetchKeys(ctx context.Context, n int, at func(i int) (string, *Correlation)) error {
+	s.queueKeys(n, at)
+	return s.runQueued(ctx)
+}
+
+// queueKeys is prefetchKeys' queries, queued to run with the batch's
+// other prefetch queries (runQueued).
+func (s *txStmts) queueKeys(n int, at func(i int) (string, *Correlation)) {
 	byProject := map[string][]string{}
 	for i := 0; i < n; i++ {
 		project, c := at(i)
@@ -51,6 +58,10 @@ func (s *txStmts) prefetchKeys(ctx context.Context, n int, at func(i int) (strin
 		}
 	}
 	for project, keys := range byProject {
+		if s.tx.db.pg { // one statement, the keys an array (webhook_ingest_prefetch_pg.go)
+			s.queued = append(s.queued, queuedQuery{prefetchKeysPG, []any{project, pgTextArray(keys)}, s.storedKeys(project)})
+			continue
+		}
 		for len(keys) > 0 {
 			n := chunk(len(keys))
 			args := make([]any, 0, 2*n+2)
@@ -59,28 +70,28 @@ func (s *txStmts) prefetchKeys(ctx context.Context, n int, at func(i int) (strin
 				args = append(args, k)
 			}
 			args = append(args, args...)
-			if err := s.storedKeys(ctx, project, prefetchKeysStmts[n], args); err != nil {
-				return err
-			}
+			s.queued = append(s.queued, queuedQuery{prefetchKeysStmts[n], args, s.storedKeys(project)})
 			keys = keys[n:]
 		}
 	}
-	return nil
 }
 
-func (s *txStmts) storedKeys(ctx context.Context, project, q string, args []any) error {
-	return s.queryRows(ctx, q, args, func(rows *sql.Rows) error {
+// storedKeys scans the keys of project the database holds.
+func (s *txStmts) storedKeys(project string) func(*sql.Rows) error {
+	return func(rows *sql.Rows) error {
 		var k string
 		if err := rows.Scan(&k); err != nil {
 			return err
 		}
 		s.probed[project+"\x00"+k] = true
 		return nil
-	})
+	}
 }
 
 // keyAbsent reports that the prefetch found no row of the key: the
-// database holds none (a row the batch added since is in txStmts.open).
+// database's index and incident_keys hold none (a row the batch added
+// since is in txStmts.open). A key memory holds (main_key_held) is in
+// neither: keyFind asks memory first.
 func (s *txStmts) keyAbsent(projectID, key string) bool {
 	stored, probed := s.probed[projectID+"\x00"+key]
 	return probed && !stored

@@ -10,10 +10,12 @@ import (
 )
 
 // correlationKeysSQL reads a project's correlation keys and their
-// incidents: incident_keys rows and the open incidents' main keys
-// (migration 0157); arguments: the project, twice.
+// incidents: incident_keys rows and the open incidents' main keys, in the
+// index or held in memory (migrations 0157, 0162); arguments: the project,
+// twice.
 const correlationKeysSQL = `SELECT key, incident_id FROM incident_keys WHERE project_id = ?
-	UNION ALL SELECT main_key, id FROM incidents WHERE project_id = ? AND main_key IS NOT NULL AND status != 'resolved'`
+	UNION ALL SELECT COALESCE(main_key, main_key_held), id FROM incidents WHERE project_id = ?
+	AND COALESCE(main_key, main_key_held) IS NOT NULL AND status != 'resolved'`
 
 // An incident the batch opened takes its first key on its row (main_key)
 // and its others with a plain INSERT (flushNewKeyHead): the batch must
@@ -109,7 +111,8 @@ func TestNewIncidentKeysWrittenOnce(t *testing.T) {
 	// The first key of each is on its row, not in incident_keys.
 	var mains, rowsOfMains int
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*), (SELECT count(*) FROM incident_keys k JOIN incidents i
-		ON i.id = k.incident_id AND i.main_key = k.key) FROM incidents WHERE project_id = ? AND main_key IS NOT NULL`,
+		ON i.id = k.incident_id AND COALESCE(i.main_key, i.main_key_held) = k.key) FROM incidents WHERE project_id = ?
+		AND COALESCE(main_key, main_key_held) IS NOT NULL`,
 		hook.ProjectID).Scan(&mains, &rowsOfMains); err != nil || mains != 5 || rowsOfMains != 0 {
 		t.Fatalf("main keys: %d on rows, %d also in incident_keys (%v)", mains, rowsOfMains, err)
 	}

@@ -50,12 +50,13 @@ var sharedCols = map[string][]bool{
 		true},
 	// id, org_id, project_id, task_id, provider, title, severity, status,
 	// alert_count, event_count, session_id, opened_at, last_alert_at,
-	// created_at, updated_at, open_fingerprints, main_key, opened_entry.
+	// created_at, updated_at, open_fingerprints, main_key, main_key_held,
+	// opened_entry.
 	// The session is set on the one incident a batch starts a run for: not
 	// shared.
 	flushIncidentHead: {false, true, true, false, true, false, false, true,
 		false, false, false, true, true,
-		true, true, false, false, false},
+		true, true, false, false, false, false},
 	// project_id, key, incident_id
 	flushKeyHead:    {true, false, false},
 	flushNewKeyHead: {true, false, false},

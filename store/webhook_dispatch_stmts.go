@@ -47,6 +47,11 @@ type txStmts struct {
 	// mainKeys: the main_key (migration 0157) of stored incidents the batch
 	// joined or flushed, by incident id: addKey does not add it again.
 	mainKeys map[string]string
+	// keyMem: the batch's view of the open main keys in memory (SQLite;
+	// txStmts.keys), nil until its first lookup.
+	keyMem *keyBatch
+	// queued: the batch's prefetch queries not yet run (runQueued).
+	queued []queuedQuery
 }
 
 func newTxStmts(tx *Tx) *txStmts {

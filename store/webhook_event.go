@@ -153,15 +153,14 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 	}
 	err := db.writeHot(ctx, func(tx *Tx) error {
 		st := newTxStmts(tx)
-		// The inline dispatch's correlation keys, looked up at once (dispatch).
-		if err := st.prefetchKeys(ctx, len(items), func(i int) (string, *Correlation) {
+		// The inline dispatch's correlation keys, looked up at once
+		// (dispatch), with the other prefetch queries (prefetchIngest).
+		st.queueKeys(len(items), func(i int) (string, *Correlation) {
 			if p := items[i].Plan; p != nil && p.Error == "" {
 				return items[i].Event.ProjectID, p.Correlation
 			}
 			return "", nil
-		}); err != nil {
-			return err
-		}
+		})
 		// The stored events the batch's deliveries may duplicate.
 		dedupe, err := newIngestDedupe(ctx, st, mem, items)
 		if err != nil {
@@ -274,6 +273,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 	if err != nil {
 		return nil, err
 	}
+	db.noteIngested(len(items)) // PostgreSQL: a fresh database's first statistics (pg_analyze.go)
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 )
 
@@ -25,6 +26,12 @@ const (
 	// session of every task (PostgreSQL's dialect drops INDEXED BY).
 	prefetchActiveHead = `SELECT task_id, id FROM agent_sessions INDEXED BY agent_sessions_task_active
 	WHERE status IN ('pending', 'running') AND task_id IN (`
+	// The same for the target tasks that are enabled and under skip, read
+	// with the tasks (PostgreSQL: one round trip for all the prefetch
+	// queries, so the active runs cannot wait for the tasks' rows). The
+	// batch's snapshot is one: these are the tasks prefetchTasks reads.
+	prefetchSkipActiveHead = `SELECT s.task_id, s.id FROM agent_sessions s JOIN tasks t ON t.id = s.task_id
+	WHERE t.enabled <> 0 AND t.overlap_policy = 'skip' AND s.status IN ('pending', 'running') AND s.task_id IN (`
 )
 
 // inStmts are head's statements by id count (flushChunks).
@@ -40,6 +47,9 @@ var (
 	prefetchHooksStmts  = inStmts(prefetchHooksHead)
 	prefetchTasksStmts  = inStmts(prefetchTasksHead)
 	prefetchActiveStmts = inStmts(prefetchActiveHead)
+	// prefetchSkipActiveStmts run on PostgreSQL only (prefetchIngest),
+	// prepared by the driver as the pipelined queries go (pgDriverConn.prepared).
+	prefetchSkipActiveStmts = inStmts(prefetchSkipActiveHead)
 )
 
 func init() {
@@ -60,6 +70,77 @@ func (s *txStmts) queryIn(ctx context.Context, stmts map[int]string, ids []strin
 		ids = ids[n:]
 	}
 	return nil
+}
+
+// queuedQuery is a prefetch query waiting for runQueued.
+type queuedQuery struct {
+	q    string
+	args []any
+	scan func(*sql.Rows) error
+}
+
+// queueIn queues stmts' statements for ids in chunks (queryIn's).
+func (s *txStmts) queueIn(stmts map[int]string, ids []string, scan func(*sql.Rows) error) {
+	for len(ids) > 0 {
+		n := chunk(len(ids))
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		s.queued = append(s.queued, queuedQuery{stmts[n], args, scan})
+		ids = ids[n:]
+	}
+}
+
+// runQueued runs the queued queries in order, each scanning its rows. On
+// PostgreSQL they go in one round trip (pgPipelined): a group commit's
+// reads were six or seven round trips on the writer connection before its
+// writes, each waking both processes. SQLite runs them one by one, in
+// process.
+func (s *txStmts) runQueued(ctx context.Context) error {
+	qs := s.queued
+	s.queued = nil
+	if !s.tx.db.pg || len(qs) == 1 {
+		for _, q := range qs {
+			if err := s.queryRows(ctx, q.q, q.args, q.scan); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(qs) == 0 {
+		return nil
+	}
+	texts := make([]string, len(qs))
+	var args []any
+	for i, q := range qs {
+		texts[i] = q.q
+		args = append(args, q.args...)
+	}
+	// Past Tx's hot statements: the joined text is no statement to prepare
+	// (the driver prepares each query, already the writer's).
+	rows, err := s.tx.Tx.QueryContext(ctx, pgPipelined(texts...), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for i, q := range qs {
+		if i > 0 && !rows.NextResultSet() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return errors.New("store: a pipelined query returned no rows")
+		}
+		for rows.Next() {
+			if err := q.scan(rows); err != nil {
+				return err
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return rows.Close()
 }
 
 // queryRows runs the writer's prepared q with args, scanning every row.
@@ -84,6 +165,7 @@ func (s *txStmts) queryRows(ctx context.Context, q string, args []any, scan func
 // prefetchIngest fills hooks (by task id) with the batch's webhooks, the
 // batch's task cache (txStmts.task) with its inline dispatch's targets and,
 // for those under overlap_policy skip, their active run (txStmts.activeRun).
+// It runs the batch's queued prefetch queries with its own (runQueued).
 func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks map[string]ingestHook) error {
 	var hookIDs, taskIDs []string
 	seenTask := map[string]bool{}
@@ -102,7 +184,7 @@ func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks 
 			}
 		}
 	}
-	err := s.queryIn(ctx, prefetchHooksStmts, hookIDs, func(rows *sql.Rows) error {
+	s.queueIn(prefetchHooksStmts, hookIDs, func(rows *sql.Rows) error {
 		var id string
 		var h ingestHook
 		if err := rows.Scan(&id, &h.live, &h.updatedAt, &h.hasRules); err != nil {
@@ -111,11 +193,8 @@ func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks 
 		hooks[id] = h
 		return nil
 	})
-	if err != nil {
-		return err
-	}
 	var skips []string // enabled tasks under overlap_policy skip: their active run decides (webhookSkip)
-	err = s.queryIn(ctx, prefetchTasksStmts, taskIDs, func(rows *sql.Rows) error {
+	s.queueIn(prefetchTasksStmts, taskIDs, func(rows *sql.Rows) error {
 		t, err := scanTask(rows)
 		if err != nil {
 			return err
@@ -125,17 +204,12 @@ func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks 
 		s.tasks[t.OrgID+"\x00"+t.ProjectID+"\x00"+t.ID] = t
 		if t.Enabled && t.OverlapPolicy == "skip" {
 			skips = append(skips, t.ID)
+			s.active[t.ID] = "" // none unless found
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, id := range skips {
-		s.active[id] = "" // none unless found
-	}
 	found := map[string]bool{}
-	return s.queryIn(ctx, prefetchActiveStmts, skips, func(rows *sql.Rows) error {
+	active := func(rows *sql.Rows) error {
 		var task, id string
 		if err := rows.Scan(&task, &id); err != nil {
 			return err
@@ -145,5 +219,14 @@ func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks 
 			s.active[task] = id
 		}
 		return nil
-	})
+	}
+	if s.tx.db.pg {
+		// Its rows follow the tasks' (runQueued scans in order).
+		s.queueIn(prefetchSkipActiveStmts, taskIDs, active)
+		return s.runQueued(ctx)
+	}
+	if err := s.runQueued(ctx); err != nil {
+		return err
+	}
+	return s.queryIn(ctx, prefetchActiveStmts, skips, active)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -215,5 +216,39 @@ func TestOpenedEntryAfterUpgrade(t *testing.T) {
 	var onRow int
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM incidents WHERE opened_entry IS NOT NULL`).Scan(&onRow); err != nil || onRow != 1 {
 		t.Fatalf("incidents with their first entry on their row: %d (%v), want the one opened since", onRow, err)
+	}
+}
+
+// The move to PostgreSQL (CopyTo) carries an incident's first entry with
+// its row: its timeline reads the same on PostgreSQL, and the copy's row
+// counts match table by table.
+func TestCopyToKeepsOpenedEntry(t *testing.T) {
+	pg, _ := openTempPG(t)
+	ctx := context.Background()
+	lite, err := Open(ctx, filepath.Join(t.TempDir(), "opsagent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	hook := benchWebhook(t, lite)
+	res, err := lite.InsertWebhookEvents(ctx, []IngestItem{stormItem(hook, 0, "a", "a1"), stormItem(hook, 1, "b", "b1"),
+		stormItem(hook, 2, "a", "a2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := res[0].Dispatched.Items[0].ID, res[1].Dispatched.Items[0].ID
+	if _, err := lite.AnnotateIncident(ctx, hook.OrgID, hook.ProjectID, a, "", "looking"); err != nil {
+		t.Fatal(err)
+	}
+	before := incidentSnapshot(t, lite, hook.OrgID, hook.ProjectID, a, b)
+	rep, err := lite.CopyTo(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("copy: %v", rep.Mismatch)
+	}
+	if after := incidentSnapshot(t, pg, hook.OrgID, hook.ProjectID, a, b); after != before {
+		t.Fatalf("on PostgreSQL:\n%s\nwant\n%s", after, before)
 	}
 }

@@ -69,13 +69,24 @@ func TestIncidentTimelineOfStormReadsAsBefore(t *testing.T) {
 		if err := json.Unmarshal(onRow, &detail); err != nil {
 			t.Fatal(err)
 		}
+		// What a delivery's run left (a session, or a skip once the first
+		// run failed for want of a model and held the others) depends on
+		// how the group commits fell: the entries around it are fixed.
 		var kinds []string
+		runs := 0
 		for _, e := range detail.Timeline {
+			if e.Kind == "session" || e.Kind == "skipped" {
+				runs++
+				continue
+			}
 			kinds = append(kinds, e.Kind)
 		}
-		got, want := strings.Join(kinds, ","), "alert,session,note"
+		got, want := strings.Join(kinds, ","), "alert,note"
 		if id == joined {
-			want = "alert,session,alert,note,status"
+			want = "alert,alert,note,status"
+		}
+		if runs == 0 {
+			t.Fatalf("timeline of %s: no entry of its run: %s", id, onRow)
 		}
 		if got != want {
 			t.Fatalf("timeline of %s: %s, want %s", id, got, want)

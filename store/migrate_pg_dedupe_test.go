@@ -47,6 +47,7 @@ func TestCopyToKeepsDedupeWindow(t *testing.T) {
 // Incidents whose main key SQLite's key memory held still attract their
 // alerts on PostgreSQL after the move, through the index.
 func TestCopyToIndexesHeldKeys(t *testing.T) {
+	sqliteOnly(t) // the source is an appliance
 	pg, _ := openTempPG(t)
 	f := newKeyFixture(t)
 	open := f.fire("group-a")

@@ -59,7 +59,10 @@ func (db *DB) CopyTo(ctx context.Context, dst *DB) (*CopyReport, error) {
 				return fmt.Errorf("copy %s: %w", t, err)
 			}
 		}
-		return db.keyRecentDedupeEvents(ctx, tx)
+		if err := db.keyRecentDedupeEvents(ctx, tx); err != nil {
+			return err
+		}
+		return indexHeldKeys(ctx, tx)
 	})
 	if err != nil {
 		return nil, err

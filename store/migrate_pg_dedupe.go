@@ -48,3 +48,12 @@ func (db *DB) keyRecentDedupeEvents(ctx context.Context, tx *Tx) error {
 	}
 	return nil
 }
+
+// indexHeldKeys moves the main keys SQLite's key memory held
+// (main_key_held, webhook_key_memory.go) into main_key on PostgreSQL,
+// whose lookups read the index only: an alert right after the move still
+// joins its open incident.
+func indexHeldKeys(ctx context.Context, tx *Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE incidents SET main_key = main_key_held, main_key_held = NULL WHERE main_key_held IS NOT NULL`)
+	return err
+}

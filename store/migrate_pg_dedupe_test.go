@@ -43,3 +43,26 @@ func TestCopyToKeepsDedupeWindow(t *testing.T) {
 	pg.Now = func() time.Time { return f.now }
 	wantDuplicate(t, f.one("a"), first.ID)
 }
+
+// Incidents whose main key SQLite's key memory held still attract their
+// alerts on PostgreSQL after the move, through the index.
+func TestCopyToIndexesHeldKeys(t *testing.T) {
+	pg, _ := openTempPG(t)
+	f := newKeyFixture(t)
+	open := f.fire("group-a")
+	if got := f.where(open); got != "held" {
+		t.Fatalf("before the move the key is %q, want held", got)
+	}
+	if _, err := f.db.CopyTo(context.Background(), pg); err != nil {
+		t.Fatal(err)
+	}
+	f.db = pg
+	pg.Now = func() time.Time { return f.now }
+	if got := f.where(open); got != "index" {
+		t.Fatalf("after the move the key is %q, want index", got)
+	}
+	f.now = f.now.Add(time.Minute)
+	if joined := f.fire("group-a"); joined != open {
+		t.Fatalf("an alert after the move opened %s instead of joining %s", joined, open)
+	}
+}

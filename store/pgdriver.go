@@ -355,7 +355,7 @@ func (t pgTx) Commit() error {
 	t.dc.inTx = false
 	if p := t.dc.pend; p != nil && p.begin && len(p.sql) == 1 {
 		t.dc.pend = nil // nothing ran: the server never saw the transaction
-		t.dc.recycle(p, true)
+		t.dc.recycle(p)
 		return nil
 	}
 	if t.dc.pend != nil {
@@ -374,7 +374,7 @@ func (t pgTx) Commit() error {
 }
 
 func (t pgTx) Rollback() error {
-	t.dc.recycle(t.dc.pend, true)
+	t.dc.recycle(t.dc.pend)
 	t.dc.inTx, t.dc.pend = false, nil // queued statements (BEGIN too) are dropped unsent
 	// 'I': the server is outside a transaction (BEGIN was never sent).
 	if t.dc.c.IsClosed() || t.dc.c.TxStatus() == 'I' {

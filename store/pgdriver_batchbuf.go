@@ -24,11 +24,14 @@ func (dc *pgDriverConn) newPending() *pgPending {
 }
 
 // recycle keeps p as the connection's spare queue once its messages have
-// been written. resultsRead says the server's answers to them have been read
-// to the end: until then the reader of a pipelined query still reads p's
-// Batch (its statement descriptions), so p is not kept.
-func (dc *pgDriverConn) recycle(p *pgPending, resultsRead bool) {
-	if p == nil || !resultsRead || p.run.capacity() > pgSpareMax {
+// been written. That is also before the answers are read (a pipelined
+// query's rows): the reader holds its own copies of the Batch's slices and
+// p gets a fresh Batch, and what p keeps, the statements' texts and the run's
+// column buffers, was copied into the Batch's messages when it was queued.
+// A group commit's reads end that way, and its flush then gathers into the
+// same column buffers as the last transaction's.
+func (dc *pgDriverConn) recycle(p *pgPending) {
+	if p == nil || p.run.capacity() > pgSpareMax {
 		return
 	}
 	p.b = pgconn.Batch{}

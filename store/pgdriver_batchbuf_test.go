@@ -72,3 +72,44 @@ func TestPipelinedQueueReusedAcrossTransactions(t *testing.T) {
 		t.Fatalf("%d timeline rows stored, want %d", n, 3*40)
 	}
 }
+
+// A group commit reads (a pipelined query) before its flush: the flush's
+// column buffers are still the connection's from one commit to the next,
+// not grown from empty every time.
+func TestFlushBuffersReusedAfterPipelinedReads(t *testing.T) {
+	db, _ := openTempPG(t)
+	ctx := context.Background()
+	hook := benchWebhook(t, db)
+	firstCol := func() *byte {
+		c, err := db.w.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var p *byte
+		if err := c.Raw(func(dc any) error {
+			if s := dc.(*pgDriverConn).spare; s != nil && len(s.run.cols) > 0 && cap(s.run.cols[0]) > 0 {
+				p = &s.run.cols[0][:1][0]
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var first *byte
+	for i := 0; i < 3; i++ {
+		if _, err := db.InsertWebhookEvents(ctx, distinctAlerts(hook, 100*i, 100*i+21)); err != nil {
+			t.Fatal(err)
+		}
+		p := firstCol()
+		if p == nil {
+			t.Fatalf("group commit %d: the connection kept no flush buffers", i)
+		}
+		if i == 0 {
+			first = p
+		} else if p != first {
+			t.Fatalf("group commit %d gathered its rows into new buffers", i)
+		}
+	}
+}

@@ -109,7 +109,7 @@ func (dc *pgDriverConn) readQueries(ctx context.Context, sds []*pgconn.Statement
 	}
 	// The messages were written (ExecBatch writes before it returns); the
 	// statements' descriptions stay with mrr until its rows are read.
-	dc.recycle(p, false)
+	dc.recycle(p)
 	r := &pgRows{mrr: mrr, rest: sds}
 	if err := r.nextSet(); err != nil {
 		return nil, dc.fail(err, sds[0].SQL)

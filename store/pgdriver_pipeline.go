@@ -138,10 +138,10 @@ func (dc *pgDriverConn) sendPending(ctx context.Context, tail func(b *pgconn.Bat
 		if len(res) < len(p.sql) {
 			q = p.sql[len(res)]
 		}
-		dc.recycle(p, true)
+		dc.recycle(p)
 		return pgconn.CommandTag{}, dc.fail(err, q)
 	}
-	dc.recycle(p, true)
+	dc.recycle(p)
 	if len(res) == 0 {
 		return pgconn.CommandTag{}, nil
 	}

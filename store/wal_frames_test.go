@@ -15,10 +15,11 @@ import (
 // TestWALFramesByBtree is a measurement, run on request:
 //
 //	OPSAGENT_WAL_FRAMES=1 go test ./store -run WALFramesByBtree -v
-//	OPSAGENT_WAL_FRAMES=1 OPSAGENT_BENCH_PAGE_SIZE=4096 go test ./store -run WALFramesByBtree -v
+//	OPSAGENT_WAL_FRAMES=1 OPSAGENT_BENCH_PAGE_SIZE=4096 go test ./store -run WALFramesByBtree -v -args -bench.batch 30
 //
 // It stores BenchmarkIngestDistinctGroups' events (every one opens an
-// incident) in group commits of 120 with no checkpoint in between, then
+// incident) in 50 group commits of -bench.batch events (64 unless told; ~120
+// is a busy writer's, ~30 a 64-connection load's) with no checkpoint in between, then
 // reads the -wal file's frame headers and names each frame's page by its
 // b-tree (dbstat): which tables and indexes cost WAL frames per commit,
 // and how many frames rewrite a page an earlier commit already wrote (the
@@ -44,7 +45,8 @@ func TestWALFramesByBtree(t *testing.T) {
 	if !db.ckpt.checkpoint("RESTART") {
 		t.Fatal("restart checkpoint busy")
 	}
-	const events, batch = 6000, 120
+	batch := *benchBatch
+	events := 50 * batch
 	body := strings.Repeat("x", 494)
 	for i := 0; i < events; i += batch {
 		items := make([]IngestItem, 0, batch)
@@ -105,7 +107,7 @@ func TestWALFramesByBtree(t *testing.T) {
 		t.Fatalf("%d commits in the log, want %d", len(commits), events/batch)
 	}
 	t.Logf("page size %d: %d commits of %d events, %.1f frames per commit (%.3f per event), %d of them (%.0f %%) rewrite a page an earlier commit wrote",
-		pageSize, len(commits), batch, float64(frames)/float64(len(commits)), float64(frames)/events, rewrites, 100*float64(rewrites)/float64(frames))
+		pageSize, len(commits), batch, float64(frames)/float64(len(commits)), float64(frames)/float64(events), rewrites, 100*float64(rewrites)/float64(frames))
 	keys := make([]string, 0, len(byName))
 	for k := range byName {
 		keys = append(keys, k)

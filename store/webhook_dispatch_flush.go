@@ -328,11 +328,14 @@ func (p *pendingIncident) openedEntry() any {
 func (s *txStmts) flushPending(ctx context.Context) error {
 	if len(s.pendingOrder) > 0 {
 		args := make([]any, 0, flushIncidentCols*len(s.pendingOrder))
+		var box rowBoxes
 		for _, p := range s.pendingOrder {
 			i := p.inc
-			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
-				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
-				s.ts(i.UpdatedAt), p.openFingerprints())
+			args = append(args, i.ID, box.str(boxOrg, i.OrgID), box.str(boxProject, i.ProjectID),
+				box.nullStr(boxTask, i.TaskID), box.str(boxProvider, i.Provider), i.Title, box.str(boxSeverity, i.Severity),
+				box.str(boxStatus, i.Status), int64(i.AlertCount), int64(i.EventCount), nullStr(i.SessionID),
+				box.str(boxNow, s.ts(i.OpenedAt)), box.str(boxNow, s.ts(i.LastAlertAt)), box.str(boxNow, s.ts(i.CreatedAt)),
+				box.str(boxNow, s.ts(i.UpdatedAt)), p.openFingerprints())
 			// Its main key in memory (webhook_key_memory.go), else in the index.
 			if p.mainKey != "" && s.keyMem != nil && s.keyMem.hold(i.ProjectID, p.mainKey, i.ID) {
 				args = append(args, nil, p.mainKey, p.openedEntry())

@@ -377,9 +377,6 @@ func isUnique(err error) bool {
 	return false
 }
 
-// NewID returns a UUIDv7 string: ids sort by creation time.
-func NewID() string { return uuid.Must(uuid.NewV7()).String() }
-
 // ValidID reports whether s is a canonical uuid string.
 func ValidID(s string) bool {
 	if len(s) != 36 {

@@ -267,11 +267,8 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t *Disp
 	if skip != "" {
 		it.Kind, it.Status, it.Reason = "run", EventSkipped, skip
 		if inc != nil {
-			data := "{}"
-			if activeID != "" {
-				data = `{"session_id":"` + activeID + `"}`
-			}
-			st.followUp(inc.ID, "skipped", "agent run of "+task.Name+" skipped: "+skip, data)
+			text, data := st.skipFollowUp(task.Name, skip, activeID)
+			st.followUp(inc.ID, "skipped", text, data)
 		}
 		return it, nil
 	}

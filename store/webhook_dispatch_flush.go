@@ -287,11 +287,14 @@ func (s *txStmts) followUp(incidentID, kind, text, data string) {
 		return
 	}
 	if r.follow == nil {
-		r.follow = append(r.follow, '[')
+		// Room for a few entries: growing from nothing was most of this.
+		r.follow = append(make([]byte, 0, 256), '[')
 	} else {
 		r.follow[len(r.follow)-1] = ','
 	}
-	r.follow = append(r.follow, `{"id":"`+NewID()+`","kind":`...)
+	r.follow = append(r.follow, `{"id":"`...)
+	r.follow = append(r.follow, NewID()...)
+	r.follow = append(r.follow, `","kind":`...)
 	r.follow = appendJSONString(r.follow, kind)
 	r.follow = append(r.follow, `,"text":`...)
 	r.follow = appendJSONString(r.follow, text)

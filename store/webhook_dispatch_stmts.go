@@ -19,13 +19,13 @@ type txStmts struct {
 	// tasks and active: the batch's target tasks and the pending or running
 	// run of each, read once per batch (the batch's own
 	// recordings are the only writes to either meanwhile).
-	tasks  map[string]*Task
+	tasks map[string]*Task
 	// lastTask: the last task found in tasks (task); lastSkip and
 	// lastSkipNote: the last skip's strings (webhookSkip, skipFollowUp).
 	lastTask     *Task
 	lastSkip     runSkip
 	lastSkipNote skipNote
-	active map[string]string // task id -> its pending or running run ("" none)
+	active       map[string]string // task id -> its pending or running run ("" none)
 	// pending, newKeyArgs, keyArgs and tl: incidents the batch opened, the
 	// key rows of those and of stored incidents, and the timeline rows it
 	// wrote, inserted by flushPending (webhook_dispatch_flush.go).

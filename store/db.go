@@ -134,10 +134,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit))
 	dsn := "file:" + path + "?" + q.Encode()
-	w, err := sql.Open("sqlite", dsn)
+	wc, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
+	w := sql.OpenDB(writerConnector{wc}) // db_writer_conn.go
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -264,6 +265,9 @@ type Tx struct {
 	accounts map[string]BillingAccount
 	// hot: statements of this transaction run prepared (see txprepared.go).
 	hot *hotStmts
+	// conn: the writer connection holding the transaction on SQLite
+	// (execDirect), nil on PostgreSQL.
+	conn *sql.Conn
 	// updating: this transaction writes a billing account, so what it reads
 	// must not reach the shared cache (it may still roll back).
 	updating bool
@@ -300,13 +304,13 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 
 func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	var stx *sql.Tx
+	var conn *sql.Conn // SQLite's writer connection
 	var err error
 	if db.pg {
 		stx, err = db.w.BeginTx(ctx, db.txOpts)
 	} else {
 		// The writer connection is taken explicitly so that its row changes
 		// are known to reach the read caches' hook (readcache.go).
-		var conn *sql.Conn
 		conn, err = db.w.Conn(ctx)
 		if err != nil {
 			return err
@@ -322,7 +326,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx, Now: db.Now().UTC(), db: db}
+	tx := &Tx{Tx: stx, Now: db.Now().UTC(), db: db, conn: conn}
 	if g := db.gate.Load(); g != nil {
 		tx.gate = *g
 	}

@@ -85,6 +85,9 @@ func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 }
 
 func (s *txStmts) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if res, ok, err := s.tx.execDirect(ctx, q, args); ok {
+		return res, err // on SQLite's writer connection (db_writer_conn.go)
+	}
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, err

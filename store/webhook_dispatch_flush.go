@@ -166,9 +166,19 @@ func (s *txStmts) insertRows(ctx context.Context, head string, cols int, args []
 		rows := args[:n*cols]
 		args = args[n*cols:]
 		if n > 1 && shared != nil {
-			if bound, ok := sharedArgs(shared, cols, rows, s.sharedBuf); ok {
+			q, mask := sharedStmts[head][n], shared
+			if maybe := maybeSharedCols[head]; maybe != nil {
+				bits, more := moreShared(shared, maybe, cols, rows, s.maskBuf)
+				if bits != 0 {
+					s.maskBuf = more
+					if mq, ok := sharedStmtFor(head, bits, n, more); ok {
+						q, mask = mq, more
+					}
+				}
+			}
+			if bound, ok := sharedArgs(mask, cols, rows, s.sharedBuf); ok {
 				s.sharedBuf = bound[:0]
-				if _, err := s.exec(ctx, sharedStmts[head][n], bound...); err != nil {
+				if _, err := s.exec(ctx, q, bound...); err != nil {
 					return err
 				}
 				continue

@@ -45,6 +45,7 @@ type txStmts struct {
 	now    string // TS(tx.Now) once formatted (ts)
 	// sharedBuf: insertRows' arguments for a shared-form statement, reused.
 	sharedBuf []any
+	maskBuf   []bool // insertRows' mask with the maybe-shared columns, reused
 	// unmoved: the open_fingerprints of incidents the batch may join that
 	// are not yet in incident_alerts (read with the incident, or flushed
 	// by this batch); the first join moves them (newAlertsTx).

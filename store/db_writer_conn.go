@@ -50,9 +50,9 @@ func (c writerConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return &writerConn{sqliteConn: sc, stmts: map[string]driver.StmtExecContext{}}, nil
 }
 
-// maxDirectStmts bounds writerConn's statements (the ingest runs about a
-// hundred constant texts).
-const maxDirectStmts = 256
+// maxDirectStmts bounds writerConn's statements: the ingest runs about a
+// hundred constant texts and at most maxSharedForms shared forms.
+const maxDirectStmts = 384
 
 // writerConn is the writer's driver connection with the statements
 // execDirect prepared on it; they are closed with it, before the driver

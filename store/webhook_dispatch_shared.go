@@ -68,16 +68,17 @@ var sharedCols = map[string][]bool{
 // some group commits and not of others: a chunk whose rows all hold one
 // value there binds it once too (sharedStmtFor), else per row as in the
 // shared form. Under an alert storm of one tenant the events' task, type,
-// status and headers, and the incidents' task, severity and counters,
-// repeat in every row; with several webhooks the tasks differ.
+// status, headers, body size and (absent) idempotency key, and the
+// incidents' task, severity, counters, (absent) run and main key, repeat in
+// every row; with several webhooks the tasks differ.
 var maybeSharedCols = map[string][]bool{
 	flushEventHead: {false, false, false, true, false, false, true,
-		false, false, false, true, false, false, false,
+		true, false, false, true, false, true, false,
 		false, true, false, false, false, false, false,
 		false},
 	flushIncidentHead: {false, false, false, true, false, false, true, false,
-		true, true, false, false, false,
-		false, false, false, false, false, false},
+		true, true, true, false, false,
+		false, false, false, true, false, false},
 }
 
 // maxSharedForms bounds the statement texts sharedStmtFor builds (a few

@@ -42,6 +42,7 @@ type txStmts struct {
 	// probed: the correlation keys the batch looked up in advance
 	// (project "\x00" key -> whether the database holds it; prefetchKeys).
 	probed map[string]bool
+	keyBuf []byte // projectKey's
 	now    string // TS(tx.Now) once formatted (ts)
 	// sharedBuf: insertRows' arguments for a shared-form statement, reused.
 	sharedBuf []any

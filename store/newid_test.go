@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +61,22 @@ func TestNewIDLayoutMatchesLibrary(t *testing.T) {
 		}
 		if id[14] != '7' || (id[19] != '8' && id[19] != '9' && id[19] != 'a' && id[19] != 'b') {
 			t.Fatalf("id %q: version or variant digit wrong", id)
+		}
+	}
+}
+
+// parseUUID answers as uuid.Parse for canonical ids, other spellings and
+// malformed input.
+func TestParseUUIDAsLibrary(t *testing.T) {
+	inputs := []string{NewID(), strings.ToUpper(NewID()), "00000000-0000-0000-0000-000000000000",
+		"urn:uuid:" + NewID(), "{" + NewID() + "}", strings.ReplaceAll(NewID(), "-", ""), "", "x",
+		NewID()[:35] + "g", "g" + NewID()[1:], NewID()[:8] + "x" + NewID()[9:], NewID()[:20] + "-" + NewID()[21:],
+		strings.Repeat("f", 36), "01234567-89ab-cdef-ABCD-EF0123456789"}
+	for _, s := range inputs {
+		got, gotErr := parseUUID(s)
+		want, wantErr := uuid.Parse(s)
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("parseUUID(%q) = %v, %v; uuid.Parse: %v, %v", s, got, gotErr, want, wantErr)
 		}
 	}
 }

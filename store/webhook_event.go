@@ -179,6 +179,7 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 		now := TS(tx.Now)
 		var hookAt tsMemo // the batch's deliveries mostly carry a few hooks' times
 		var box rowBoxes
+		var dispatchBuf []byte // appendDispatchItems', reused
 		for i, it := range items {
 			e := it.Event
 			out[i] = IngestResult{}
@@ -248,8 +249,8 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 				if err != nil {
 					return err
 				}
-				items := appendDispatchItems(nil, o.Items)
-				status, dispatch, errText, dispatchedAt = o.Status, string(items), p.Error, box.str(boxNow, now)
+				dispatchBuf = appendDispatchItems(dispatchBuf[:0], o.Items)
+				status, dispatch, errText, dispatchedAt = o.Status, string(dispatchBuf), p.Error, box.str(boxNow, now)
 				if p.DropBody {
 					body = nil
 				}

@@ -137,10 +137,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit))
 	dsn := "file:" + path + "?" + q.Encode()
-	w, err := sql.Open("sqlite", dsn)
+	wc, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
+	w := sql.OpenDB(writerConnector{wc}) // db_writer_conn.go
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -267,6 +268,9 @@ type Tx struct {
 	accounts map[string]BillingAccount
 	// hot: statements of this transaction run prepared (see txprepared.go).
 	hot *hotStmts
+	// conn: the writer connection holding the transaction on SQLite
+	// (execDirect), nil on PostgreSQL.
+	conn *sql.Conn
 	// updating: this transaction writes a billing account, so what it reads
 	// must not reach the shared cache (it may still roll back).
 	updating bool
@@ -303,13 +307,13 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 
 func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	var stx *sql.Tx
+	var conn *sql.Conn // SQLite's writer connection
 	var err error
 	if db.pg {
 		stx, err = db.w.BeginTx(ctx, db.txOpts)
 	} else {
 		// The writer connection is taken explicitly so that its row changes
 		// are known to reach the read caches' hook (readcache.go).
-		var conn *sql.Conn
 		conn, err = db.w.Conn(ctx)
 		if err != nil {
 			return err
@@ -325,7 +329,7 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx, Now: db.Now().UTC(), db: db}
+	tx := &Tx{Tx: stx, Now: db.Now().UTC(), db: db, conn: conn}
 	if g := db.gate.Load(); g != nil {
 		tx.gate = *g
 	}
@@ -379,9 +383,6 @@ func isUnique(err error) bool {
 	}
 	return false
 }
-
-// NewID returns a UUIDv7 string: ids sort by creation time.
-func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // ValidID reports whether s is a canonical uuid string.
 func ValidID(s string) bool {

@@ -250,7 +250,7 @@ func (b *dedupeBatch) hold(e *WebhookEvent, window time.Duration, at int64) bool
 		bt.stored = window
 	}
 	if window <= b.mem.maxWindow && b.room > 0 {
-		if u, err := uuid.Parse(e.ID); err == nil {
+		if u, err := parseUUID(e.ID); err == nil {
 			b.room--
 			b.adds = append(b.adds, dedupeAdd{k: b.mem.key(bt.t, e.BodyHash), e: dedupeMemEvent{id: u, at: at}, window: window})
 			return true

@@ -157,7 +157,9 @@ func decideDispatchTx(ctx context.Context, st *txStmts, p *DispatchPlan) (Dispat
 	if p.Window != nil && p.Window.Mode == WindowSuppress && p.Error == "" {
 		return suppressOutcome(e, p.Window), nil
 	}
-	o := DispatchOutcome{EventID: e.ID, Items: []DispatchItem{}, Status: EventDispatched}
+	// Room for the incident's item and the targets': appended one by one
+	// they grew the slice twice per event.
+	o := DispatchOutcome{EventID: e.ID, Items: make([]DispatchItem, 0, 1+len(p.Targets)), Status: EventDispatched}
 	st.noFollow() // entries follow only this event's own alert entry
 	var inc *Incident
 	if c := p.Correlation; c != nil && p.Error == "" {
@@ -267,11 +269,8 @@ func dispatchTargetTx(ctx context.Context, st *txStmts, e *WebhookEvent, t *Disp
 	if skip != "" {
 		it.Kind, it.Status, it.Reason = "run", EventSkipped, skip
 		if inc != nil {
-			data := "{}"
-			if activeID != "" {
-				data = `{"session_id":"` + activeID + `"}`
-			}
-			st.followUp(inc.ID, "skipped", "agent run of "+task.Name+" skipped: "+skip, data)
+			text, data := st.skipFollowUp(task.Name, skip, activeID)
+			st.followUp(inc.ID, "skipped", text, data)
 		}
 		return it, nil
 	}

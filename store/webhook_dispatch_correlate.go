@@ -42,7 +42,7 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 	tx := st.tx
 	var inc *Incident
 	for _, k := range c.Keys {
-		if i := st.open[e.ProjectID+"\x00"+k]; i != nil {
+		if i := st.open[string(st.projectKey(e.ProjectID, k))]; i != nil {
 			inc = i // joined earlier in this batch: still open, within its window
 			break
 		}
@@ -74,12 +74,11 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 	}
 	st.counted(inc, alerts)
 	for _, k := range c.Keys {
-		mk := e.ProjectID + "\x00" + k
-		if st.open[mk] == inc {
+		if st.open[string(st.projectKey(e.ProjectID, k))] == inc {
 			continue
 		}
 		st.addKey(e.ProjectID, k, inc)
-		st.open[mk] = inc
+		st.open[e.ProjectID+"\x00"+k] = inc
 	}
 	// What json.Marshal of {alerts, event_id, event_type} gives, without
 	// validating and compacting the alerts JSON again for every event.

@@ -166,9 +166,19 @@ func (s *txStmts) insertRows(ctx context.Context, head string, cols int, args []
 		rows := args[:n*cols]
 		args = args[n*cols:]
 		if n > 1 && shared != nil {
-			if bound, ok := sharedArgs(shared, cols, rows, s.sharedBuf); ok {
+			q, mask := sharedStmts[head][n], shared
+			if maybe := maybeSharedCols[head]; maybe != nil {
+				bits, more := moreShared(shared, maybe, cols, rows, s.maskBuf)
+				if bits != 0 {
+					s.maskBuf = more
+					if mq, ok := sharedStmtFor(head, bits, n, more); ok {
+						q, mask = mq, more
+					}
+				}
+			}
+			if bound, ok := sharedArgs(mask, cols, rows, s.sharedBuf); ok {
 				s.sharedBuf = bound[:0]
-				if _, err := s.exec(ctx, sharedStmts[head][n], bound...); err != nil {
+				if _, err := s.exec(ctx, q, bound...); err != nil {
 					return err
 				}
 				continue
@@ -287,11 +297,14 @@ func (s *txStmts) followUp(incidentID, kind, text, data string) {
 		return
 	}
 	if r.follow == nil {
-		r.follow = append(r.follow, '[')
+		// Room for a few entries: growing from nothing was most of this.
+		r.follow = append(make([]byte, 0, 256), '[')
 	} else {
 		r.follow[len(r.follow)-1] = ','
 	}
-	r.follow = append(r.follow, `{"id":"`+NewID()+`","kind":`...)
+	r.follow = append(r.follow, `{"id":"`...)
+	r.follow = append(r.follow, NewID()...)
+	r.follow = append(r.follow, `","kind":`...)
 	r.follow = appendJSONString(r.follow, kind)
 	r.follow = append(r.follow, `,"text":`...)
 	r.follow = appendJSONString(r.follow, text)
@@ -328,11 +341,14 @@ func (p *pendingIncident) openedEntry() any {
 func (s *txStmts) flushPending(ctx context.Context) error {
 	if len(s.pendingOrder) > 0 {
 		args := make([]any, 0, flushIncidentCols*len(s.pendingOrder))
+		var box rowBoxes
 		for _, p := range s.pendingOrder {
 			i := p.inc
-			args = append(args, i.ID, i.OrgID, i.ProjectID, nullStr(i.TaskID), i.Provider, i.Title, i.Severity, i.Status,
-				i.AlertCount, i.EventCount, nullStr(i.SessionID), s.ts(i.OpenedAt), s.ts(i.LastAlertAt), s.ts(i.CreatedAt),
-				s.ts(i.UpdatedAt), p.openFingerprints())
+			args = append(args, i.ID, box.str(boxOrg, i.OrgID), box.str(boxProject, i.ProjectID),
+				box.nullStr(boxTask, i.TaskID), box.str(boxProvider, i.Provider), i.Title, box.str(boxSeverity, i.Severity),
+				box.str(boxStatus, i.Status), int64(i.AlertCount), int64(i.EventCount), nullStr(i.SessionID),
+				box.str(boxNow, s.ts(i.OpenedAt)), box.str(boxNow, s.ts(i.LastAlertAt)), box.str(boxNow, s.ts(i.CreatedAt)),
+				box.str(boxNow, s.ts(i.UpdatedAt)), p.openFingerprints())
 			// Its main key in memory (webhook_key_memory.go), else in the index.
 			if p.mainKey != "" && s.keyMem != nil && s.keyMem.hold(i.ProjectID, p.mainKey, i.ID) {
 				args = append(args, nil, p.mainKey, p.openedEntry())

@@ -93,6 +93,14 @@ func (s *txStmts) storedKeys(project string) func(*sql.Rows) error {
 // since is in txStmts.open). A key memory holds (main_key_held) is in
 // neither: keyFind asks memory first.
 func (s *txStmts) keyAbsent(projectID, key string) bool {
-	stored, probed := s.probed[projectID+"\x00"+key]
+	stored, probed := s.probed[string(s.projectKey(projectID, key))]
 	return probed && !stored
+}
+
+// projectKey is project "\x00" key, the batch's maps' key (probed, open),
+// in a buffer reused for looking them up: m[string(b)] does not copy b,
+// where m[project+"\x00"+key] built a string for every look-up.
+func (s *txStmts) projectKey(projectID, key string) []byte {
+	s.keyBuf = append(append(append(s.keyBuf[:0], projectID...), 0), key...)
+	return s.keyBuf
 }

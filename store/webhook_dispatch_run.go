@@ -14,8 +14,16 @@ import (
 
 // task returns a target task of the batch (NotFound as findTask).
 func (s *txStmts) task(ctx context.Context, orgID, projectID, id string) (*Task, error) {
+	// A batch's events mostly target the task the one before did: no key
+	// is built for that one.
+	if l := s.lastTask; l != nil && l.ID == id && l.OrgID == orgID && l.ProjectID == projectID {
+		return l, nil
+	}
 	k := orgID + "\x00" + projectID + "\x00" + id
 	if t, ok := s.tasks[k]; ok {
+		if t != nil {
+			s.lastTask = t
+		}
 		if t == nil {
 			return nil, NotFound("task")
 		}
@@ -26,6 +34,9 @@ func (s *txStmts) task(ctx context.Context, orgID, projectID, id string) (*Task,
 		return nil, err
 	}
 	s.tasks[k] = t
+	if t != nil {
+		s.lastTask = t
+	}
 	return t, err
 }
 
@@ -66,7 +77,33 @@ func (s *txStmts) webhookSkip(ctx context.Context, t *Task) (reason, activeID st
 	if err != nil || id == "" {
 		return "", "", err
 	}
-	return "the previous run " + id + " was still in progress (overlap_policy skip)", id, nil
+	if l := &s.lastSkip; l.activeID != id || l.reason == "" {
+		*l = runSkip{activeID: id, reason: "the previous run " + id + " was still in progress (overlap_policy skip)"}
+	}
+	return s.lastSkip.reason, id, nil
+}
+
+// runSkip is the last skip for a run in progress (webhookSkip), skipNote
+// the last skip's timeline follow-up (skipFollowUp): a storm under
+// overlap_policy skip, or with its runs held, skips one task's events for
+// the same reason, and building these strings again for every event was a
+// few hundredths of the writer's instructions.
+type runSkip struct{ activeID, reason string }
+
+type skipNote struct{ taskName, skip, activeID, text, data string }
+
+// skipFollowUp is the text and data of a skip's follow-up (dispatchTargetTx).
+func (s *txStmts) skipFollowUp(taskName, skip, activeID string) (text, data string) {
+	n := &s.lastSkipNote
+	if n.text == "" || n.taskName != taskName || n.skip != skip || n.activeID != activeID {
+		data := "{}"
+		if activeID != "" {
+			data = `{"session_id":"` + activeID + `"}`
+		}
+		*n = skipNote{taskName: taskName, skip: skip, activeID: activeID,
+			text: "agent run of " + taskName + " skipped: " + skip, data: data}
+	}
+	return n.text, n.data
 }
 
 // recordRun records the pending run of task t that a webhook event starts

@@ -64,6 +64,86 @@ var sharedCols = map[string][]bool{
 	flushTimelineHead: {false, false, true, true, true, false, false, false},
 }
 
+// maybeSharedCols marks, per head, columns that differ between the rows of
+// some group commits and not of others: a chunk whose rows all hold one
+// value there binds it once too (sharedStmtFor), else per row as in the
+// shared form. Under an alert storm of one tenant the events' task, type,
+// status, headers, body size and (absent) idempotency key, and the
+// incidents' task, severity, counters, (absent) run and main key, repeat in
+// every row; with several webhooks the tasks differ.
+var maybeSharedCols = map[string][]bool{
+	flushEventHead: {false, false, false, true, false, false, true,
+		true, false, false, true, false, true, false,
+		false, true, false, false, false, false, false,
+		false},
+	flushIncidentHead: {false, false, false, true, false, false, true, false,
+		true, true, true, false, false,
+		false, false, false, true, false, false},
+}
+
+// maxSharedForms bounds the statement texts sharedStmtFor builds (a few
+// combinations per head and row count are what a workload uses).
+const maxSharedForms = 128
+
+var sharedForms struct {
+	sync.Mutex
+	m map[sharedForm]string
+}
+
+type sharedForm struct {
+	head string
+	bits uint64 // the maybe-shared columns bound once (bit i: column i)
+	rows int
+}
+
+// sharedStmtFor is head's shared form for rows rows with mask's columns
+// bound once (shared plus the maybe-shared columns of bits), and false when
+// maxSharedForms texts are built already.
+func sharedStmtFor(head string, bits uint64, rows int, mask []bool) (string, bool) {
+	f := sharedForm{head, bits, rows}
+	sharedForms.Lock()
+	defer sharedForms.Unlock()
+	if q, ok := sharedForms.m[f]; ok {
+		return q, true
+	}
+	if len(sharedForms.m) >= maxSharedForms {
+		return "", false
+	}
+	if sharedForms.m == nil {
+		sharedForms.m = map[sharedForm]string{}
+	}
+	q := sharedRowsStmt(head, mask, rows)
+	sharedForms.m[f] = q
+	return q, true
+}
+
+// moreShared returns, for rows (cols values each), the maybe-shared
+// columns in which every row holds the first row's value (bit i: column i)
+// and mask (in buf): shared with those added.
+func moreShared(shared, maybe []bool, cols int, rows []any, buf []bool) (bits uint64, mask []bool) {
+	n := len(rows) / cols
+	for c, m := range maybe {
+		if !m {
+			continue
+		}
+		v, same := rows[c], true
+		for r := 1; r < n && same; r++ {
+			same = sameValue(v, rows[r*cols+c])
+		}
+		if same {
+			bits |= 1 << c
+		}
+	}
+	if bits == 0 {
+		return 0, shared
+	}
+	mask = append(buf[:0], shared...)
+	for c := range mask {
+		mask[c] = mask[c] || bits&(1<<c) != 0
+	}
+	return bits, mask
+}
+
 // sharedStmts are the shared forms by head and row count (SQLite only).
 var sharedStmts = func() map[string]map[int]string {
 	m := map[string]map[int]string{}

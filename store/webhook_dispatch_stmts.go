@@ -19,8 +19,13 @@ type txStmts struct {
 	// tasks and active: the batch's target tasks and the pending or running
 	// run of each, read once per batch (the batch's own
 	// recordings are the only writes to either meanwhile).
-	tasks  map[string]*Task
-	active map[string]string // task id -> its pending or running run ("" none)
+	tasks map[string]*Task
+	// lastTask: the last task found in tasks (task); lastSkip and
+	// lastSkipNote: the last skip's strings (webhookSkip, skipFollowUp).
+	lastTask     *Task
+	lastSkip     runSkip
+	lastSkipNote skipNote
+	active       map[string]string // task id -> its pending or running run ("" none)
 	// pending, newKeyArgs, keyArgs and tl: incidents the batch opened, the
 	// key rows of those and of stored incidents, and the timeline rows it
 	// wrote, inserted by flushPending (webhook_dispatch_flush.go).
@@ -37,9 +42,11 @@ type txStmts struct {
 	// probed: the correlation keys the batch looked up in advance
 	// (project "\x00" key -> whether the database holds it; prefetchKeys).
 	probed map[string]bool
+	keyBuf []byte // projectKey's
 	now    string // TS(tx.Now) once formatted (ts)
 	// sharedBuf: insertRows' arguments for a shared-form statement, reused.
 	sharedBuf []any
+	maskBuf   []bool // insertRows' mask with the maybe-shared columns, reused
 	// unmoved: the open_fingerprints of incidents the batch may join that
 	// are not yet in incident_alerts (read with the incident, or flushed
 	// by this batch); the first join moves them (newAlertsTx).
@@ -80,6 +87,9 @@ func (s *txStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 }
 
 func (s *txStmts) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if res, ok, err := s.tx.execDirect(ctx, q, args); ok {
+		return res, err // on SQLite's writer connection (db_writer_conn.go)
+	}
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, err

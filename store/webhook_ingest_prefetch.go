@@ -202,6 +202,7 @@ func (s *txStmts) prefetchIngest(ctx context.Context, items []IngestItem, hooks 
 		// Keyed as txStmts.task asks: a task of another org or project is
 		// simply not found there and is read (and refused) as before.
 		s.tasks[t.OrgID+"\x00"+t.ProjectID+"\x00"+t.ID] = t
+		s.lastTask = nil // it may name the entry replaced
 		if t.Enabled && t.OverlapPolicy == "skip" {
 			skips = append(skips, t.ID)
 			s.active[t.ID] = "" // none unless found

@@ -171,7 +171,7 @@ func (b *keyBatch) hold(projectID, key, id string) bool {
 	if bp == nil || bp.window <= 0 || b.room <= 0 {
 		return false
 	}
-	u, err := uuid.Parse(id)
+	u, err := parseUUID(id)
 	if err != nil {
 		return false
 	}
@@ -299,7 +299,7 @@ func (s *txStmts) joining(ctx context.Context, projectID string, f *foundInciden
 		}
 		bp := b.projects[projectID]
 		slot := b.mem.slot(bp.p, f.held)
-		u, _ := uuid.Parse(inc.ID)
+		u, _ := parseUUID(inc.ID)
 		if e, ok := b.get(slot); ok && e.id == u {
 			e.at = unixUp(s.tx.Now)
 			b.changes[slot] = e

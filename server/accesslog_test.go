@@ -3,7 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -150,3 +154,55 @@ func BenchmarkAccessLine(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
+
+// TestLogOutputQueuedLines: on a file, access lines queued behind a write
+// under way all arrive, whole, once, each writer's in its order, and the
+// other lines too, by the time every writer has returned.
+func TestLogOutputQueuedLines(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := NewLogHandler(f, slog.LevelInfo, false).(*logHandler).out
+	if !out.queue {
+		t.Fatal("a file output does not queue access lines")
+	}
+	const writers, lines = 16, 500
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			buf := make([]byte, 0, 64)
+			for i := range lines {
+				buf = fmt.Appendf(buf[:0], "w=%d i=%d %s\n", g, i, strings.Repeat("x", i%40))
+				if i%10 == 0 {
+					_, _ = out.Write(buf)
+				} else {
+					_, _ = out.write(buf, true)
+				}
+				buf[0] = '!' // the caller's buffer is its own again
+			}
+		})
+	}
+	wg.Wait()
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := make([]int, writers)
+	n := 0
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var g, i int
+		if _, err := fmt.Sscanf(l, "w=%d i=%d", &g, &i); err != nil || g < 0 || g >= writers {
+			t.Fatalf("torn line %q", l)
+		}
+		if i != next[g] || l != fmt.Sprintf("w=%d i=%d %s", g, i, strings.Repeat("x", i%40)) {
+			t.Fatalf("writer %d: line %q, want i=%d", g, l, next[g])
+		}
+		next[g]++
+		n++
+	}
+	if n != writers*lines {
+		t.Fatalf("%d lines, want %d", n, writers*lines)
+	}
+}

@@ -228,18 +228,26 @@ func (h *logHandler) str(b []byte, k, v string) []byte {
 }
 
 // plain: a non-empty string that both of slog's handlers write as it is
-// (no quotes in text, no escapes in JSON).
+// (no quotes in text, no escapes in JSON): printable ASCII but for space,
+// '"', '\\' and '='.
 func plain(s string) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '\\' || c == '=' {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+var plainByte = func() (t [256]bool) {
+	for c := '!'; c <= '~'; c++ {
+		t[c] = c != '"' && c != '\\' && c != '='
+	}
+	return t
+}()
 
 func plainOrEmpty(s string) bool { return s == "" || plain(s) }
 

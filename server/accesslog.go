@@ -229,7 +229,7 @@ func (h *logHandler) str(b []byte, k, v string) []byte {
 
 // plain: a non-empty string that both of slog's handlers write as it is
 // (no quotes in text, no escapes in JSON): printable ASCII but for space,
-// '"', '\\' and '='.
+// '"', backslash and '='.
 func plain(s string) bool {
 	if s == "" {
 		return false

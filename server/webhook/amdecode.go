@@ -12,8 +12,12 @@ func decodeAM(provider string, body []byte, p *amPayload) error {
 	if amFast(body, p) {
 		return nil
 	}
-	*p = amPayload{}
-	return decode(provider, body, p)
+	// A payload of its own for encoding/json (which keeps it on the heap),
+	// so the caller's stays on its stack on the fast path.
+	q := new(amPayload)
+	err := decode(provider, body, q)
+	*p = *q
+	return err
 }
 
 // amFast is the fast reader; false means "not sure": the caller starts over

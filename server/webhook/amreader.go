@@ -182,6 +182,12 @@ func (r *amReader) str() (string, bool) {
 	r.i++
 	plain, short := true, true // short: only one-letter escapes
 	for r.i < len(r.b) {
+		for r.i < len(r.b) && strPlain[r.b[r.i]] {
+			r.i++ // the common bytes, without the cases below
+		}
+		if r.i == len(r.b) {
+			break
+		}
 		c := r.b[r.i]
 		switch {
 		case c == '"':
@@ -219,6 +225,15 @@ func (r *amReader) str() (string, bool) {
 	}
 	return "", false
 }
+
+// strPlain marks the bytes a string holds as they are: ASCII from space
+// on, but for the quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // unescapeShort decodes a string whose escapes are all one letter (the
 // quotes of Alertmanager's groupKey), checked by escape.

@@ -196,7 +196,7 @@ func (r *amReader) str() (string, bool) {
 				return r.s[start+1 : r.i-1], true
 			}
 			if short {
-				return unescapeShort(r.b[start+1 : r.i-1]), true
+				return unescapeShort(r.s[start+1 : r.i-1]), true
 			}
 			var s string
 			if err := json.Unmarshal(r.b[start:r.i], &s); err != nil {
@@ -236,18 +236,20 @@ var strPlain = func() (t [256]bool) {
 }()
 
 // unescapeShort decodes a string whose escapes are all one letter (the
-// quotes of Alertmanager's groupKey), checked by escape.
-func unescapeShort(b []byte) string {
+// quotes of Alertmanager's groupKey), checked by escape: the runs between
+// escapes are copied whole.
+func unescapeShort(s string) string {
 	var out strings.Builder
-	out.Grow(len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' {
-			out.WriteByte(c)
-			continue
+	out.Grow(len(s))
+	for {
+		k := strings.IndexByte(s, '\\')
+		if k < 0 {
+			out.WriteString(s)
+			return out.String()
 		}
-		i++
-		switch b[i] {
+		out.WriteString(s[:k])
+		c := s[k+1]
+		switch c {
 		case 'b':
 			c = '\b'
 		case 'f':
@@ -258,12 +260,10 @@ func unescapeShort(b []byte) string {
 			c = '\r'
 		case 't':
 			c = '\t'
-		default: // " \ /
-			c = b[i]
-		}
+		} // " \ / stand for themselves
 		out.WriteByte(c)
+		s = s[k+2:]
 	}
-	return out.String()
 }
 
 // escape checks the escape sequence at r.i and steps over it.

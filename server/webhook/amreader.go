@@ -182,9 +182,11 @@ func (r *amReader) str() (string, bool) {
 	r.i++
 	plain, short := true, true // short: only one-letter escapes
 	for r.i < len(r.b) {
-		for r.i < len(r.b) && strPlain[r.b[r.i]] {
-			r.i++ // the common bytes, without the cases below
+		b, i := r.b, r.i // locals: the loop keeps them in registers
+		for i < len(b) && strPlain[b[i]] {
+			i++ // the common bytes, without the cases below
 		}
+		r.i = i
 		if r.i == len(r.b) {
 			break
 		}

@@ -165,6 +165,24 @@ func (r *amReader) strMap(dst *map[string]string) bool {
 	})
 }
 
+// strPicks reads a map[string]string field as strMap does (the same
+// checks), handing each key and value to pick instead of keeping a map.
+func (r *amReader) strPicks(pick func(key, v string)) bool {
+	if r.lit("null") {
+		return true
+	}
+	return r.object(func(key string) bool {
+		if r.next() != '"' {
+			return false
+		}
+		v, ok := r.str()
+		if ok {
+			pick(key, v)
+		}
+		return ok
+	})
+}
+
 // lit consumes the literal l when it comes next.
 func (r *amReader) lit(l string) bool {
 	if r.next() == l[0] && len(r.b)-r.i >= len(l) && r.s[r.i:r.i+len(l)] == l {

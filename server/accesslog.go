@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -19,8 +18,6 @@ import (
 // sure of (a value slog would quote or escape) goes through slog itself.
 func NewLogHandler(w io.Writer, level slog.Leveler, json bool) slog.Handler {
 	out := &logOutput{w: w}
-	out.idle.L = &out.mu
-	_, out.queue = w.(*os.File)
 	opts := &slog.HandlerOptions{Level: level}
 	h := &logHandler{out: out, json: json}
 	if json {
@@ -40,60 +37,16 @@ type logHandler struct {
 	json bool
 }
 
-// logOutput serializes the lines written to the log. Access lines come in
-// bursts (a group commit acknowledges a hundred deliveries at once): on a
-// file (stderr), an access line that finds another line being written is
-// queued, and the goroutine writing writes the queue after its own line,
-// so a burst costs a few write calls rather than one each. Every other
-// line is written before its Write returns, after what is queued.
-// Outputs that are not files (tests' buffers) get every line before Write
-// returns.
+// logOutput serializes the lines written to the log: one Write each.
 type logOutput struct {
-	mu      sync.Mutex
-	idle    sync.Cond // signalled when busy clears
-	w       io.Writer
-	queue   bool   // access lines may be queued (w is a file)
-	busy    bool   // a goroutine is writing; it writes pending before it clears busy
-	pending []byte // queued access lines
-	spare   []byte // pending's previous buffer, for reuse
+	mu sync.Mutex
+	w  io.Writer
 }
 
-// maxPendingLog bounds the queue: past it (a stalled stderr) access lines
-// wait like any other.
-const maxPendingLog = 1 << 20
-
-func (l *logOutput) Write(b []byte) (int, error) { return l.write(b, false) }
-
-// write writes b; mayQueue lets an access line be queued behind a write
-// under way instead of waiting for it.
-func (l *logOutput) write(b []byte, mayQueue bool) (int, error) {
+func (l *logOutput) Write(b []byte) (int, error) {
 	l.mu.Lock()
-	if l.busy && mayQueue && l.queue && len(l.pending)+len(b) <= maxPendingLog {
-		l.pending = append(l.pending, b...)
-		l.mu.Unlock()
-		return len(b), nil
-	}
-	for l.busy {
-		l.idle.Wait()
-	}
-	l.busy = true
-	l.mu.Unlock()
-	n, err := l.w.Write(b)
-	l.mu.Lock()
-	for len(l.pending) > 0 {
-		out := l.pending
-		l.pending = l.spare[:0]
-		l.mu.Unlock()
-		_, _ = l.w.Write(out) // nobody to report it to: slog drops write errors too
-		l.mu.Lock()
-		if cap(out) <= maxPendingLog {
-			l.spare = out
-		}
-	}
-	l.busy = false
-	l.idle.Signal()
-	l.mu.Unlock()
-	return n, err
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // accessLine is what the access log says about one request: ids and the
@@ -198,7 +151,7 @@ func (h *logHandler) write(t time.Time, level slog.Level, a *accessLine) bool {
 		b = append(b, '}')
 	}
 	b = append(b, '\n')
-	_, _ = h.out.write(b, true)
+	_, _ = h.out.Write(b)
 	*bp = b
 	accessBufs.Put(bp)
 	return true

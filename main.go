@@ -260,9 +260,5 @@ func peekUserCount(ctx context.Context, cfg server.Config) (int, error) {
 func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(strings.ToUpper(level)))
-	opts := &slog.HandlerOptions{Level: lv}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(server.NewLogHandler(w, lv, format == "json"))
 }

@@ -121,25 +121,15 @@ func (s *Server) wrap(rt *Route) routeHandler {
 			if !s.log.Enabled(ctx, logLevel) {
 				return
 			}
-			// One line per request: ids and the route template, never the raw
-			// path (it may carry tokens), a body or a header value. request_id
-			// comes first, where a logger made With it would put it.
-			attrs := make([]slog.Attr, 0, 12)
-			attrs = append(attrs, slog.String("request_id", rid), slog.String("method", r.Method), slog.String("route", rt.Path), slog.Int("status", rec.status),
-				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", rec.bytes), slog.String("ip", s.clientIP(r)))
+			line := accessLine{requestID: rid, method: r.Method, route: rt.Path, status: rec.status,
+				durationMS: float64(took.Microseconds()) / 1000, bytes: rec.bytes, ip: s.clientIP(r)}
 			if c.ID != nil {
-				attrs = append(attrs, slog.String("user_id", c.ID.UserID))
-				if c.ID.OrgID != "" {
-					attrs = append(attrs, slog.String("org_id", c.ID.OrgID))
-				}
-				if c.ID.KeyID != "" {
-					attrs = append(attrs, slog.String("key_id", c.ID.KeyID))
-				}
+				line.hasUser, line.userID, line.orgID, line.keyID = true, c.ID.UserID, c.ID.OrgID, c.ID.KeyID
 			}
 			if c.Project != nil {
-				attrs = append(attrs, slog.String("project_id", c.Project.ID))
+				line.projectID = c.Project.ID
 			}
-			s.log.LogAttrs(ctx, logLevel, "request", attrs...)
+			logAccess(ctx, s.log, logLevel, &line)
 		}()
 		if err := s.serveRoute(c); err != nil {
 			writeError(rec, c.R, err)

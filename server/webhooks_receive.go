@@ -71,9 +71,14 @@ func (a *WebhookAck) appendJSON(b []byte) []byte {
 	return append(b, "\"}\n"...)
 }
 
+// jsonContentType is the Content-Type header's value, shared by every
+// acknowledgement: net/http copies the header map (values included) when
+// the status is written, and nothing edits a header value in place.
+var jsonContentType = []string{"application/json"}
+
 // writeJSONBytes202 answers 202 with a JSON body already written.
 func writeJSONBytes202(w http.ResponseWriter, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = w.Write(b)
 }

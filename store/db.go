@@ -120,6 +120,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	f.Close()
+	if err := formatNew(ctx, path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	for _, p := range pragmas {
 		q.Add("_pragma", p)

@@ -77,7 +77,7 @@ func Start(tb testing.TB, dir string, o Options) *Server {
 	logger := o.Logger
 	if logger == nil {
 		s.Logs = &testkit.SyncBuffer{}
-		logger = slog.New(slog.NewTextHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		logger = slog.New(server.NewLogHandler(s.Logs, slog.LevelDebug, false))
 	}
 	if s.Srv, err = server.New(cfg, server.Deps{DB: db, Logger: logger, RAG: o.RAG}); err != nil {
 		cancel()

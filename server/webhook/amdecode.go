@@ -12,8 +12,13 @@ func decodeAM(provider string, body []byte, p *amPayload) error {
 	if amFast(body, p) {
 		return nil
 	}
-	*p = amPayload{}
-	return decode(provider, body, p)
+	// A payload of its own for encoding/json (which keeps it on the heap),
+	// so the caller's stays on its stack on the fast path.
+	q := new(amPayload)
+	err := decode(provider, body, q)
+	q.pick()
+	*p = *q
+	return err
 }
 
 // amFast is the fast reader; false means "not sure": the caller starts over
@@ -56,9 +61,17 @@ func (r *amReader) payload(p *amPayload) bool {
 		case 4:
 			return r.strMap(nil) // checked, not kept: nothing reads it
 		case 5:
-			return r.strMap(&p.CommonLabels)
+			return r.strPicks(func(k, v string) {
+				if k == "severity" {
+					p.commonSeverity = v
+				}
+			})
 		case 6:
-			return r.strMap(&p.CommonAnnotations)
+			return r.strPicks(func(k, v string) {
+				if k == "summary" {
+					p.commonSummary = v
+				}
+			})
 		case 7:
 			return r.optStr(&p.ExternalURL)
 		case 8:
@@ -124,7 +137,7 @@ func (r *amReader) alert(a *amAlert) bool {
 		case 1:
 			return r.strMap(&a.Labels)
 		case 2:
-			return r.strMap(&a.Annotations)
+			return r.strPicks(a.ann.set)
 		case 3:
 			return r.optStr(&a.StartsAt)
 		case 4:

@@ -26,6 +26,7 @@ func sameAsEncodingJSON(t *testing.T, body []byte) (fast bool) {
 		t.Fatalf("fast reader accepted what encoding/json refuses (%v): %q", wantErr, body)
 	}
 	want.GroupLabels = nil // checked but not kept by the fast reader
+	want.pick()            // as decodeAM does after encoding/json
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("fast reader differs on %q:\n got %#v\nwant %#v", body, got, want)
 	}
@@ -146,6 +147,30 @@ func TestIsCredentialHeaderAsToLower(t *testing.T) {
 	for _, n := range names {
 		if got, want := IsCredentialHeader(n), credentialHeaders[strings.ToLower(n)]; got != want {
 			t.Errorf("%q: got %v, want %v", n, got, want)
+		}
+	}
+}
+
+// TestAMAlertsSameOnBothPaths: the alerts normalized from the fast
+// reader's picks equal those from encoding/json's maps (moved by pick), on
+// every real delivery and on annotations with repeated or extra keys.
+func TestAMAlertsSameOnBothPaths(t *testing.T) {
+	bodies := amBodies(t)
+	bodies = append(bodies,
+		[]byte(`{"status":"firing","commonLabels":{"severity":"critical","x":"y"},"commonAnnotations":{"summary":"common"},"alerts":[{"labels":{"alertname":"A"},"annotations":{"summary":"s1","summary":"s2","runbook_url":"http://r","dashboard_url":"http://d","runbook":"http://rb","other":"o"}}]}`),
+		[]byte(`{"status":"resolved","commonAnnotations":{"summary":"common"},"alerts":[{"labels":{"alertname":"B"},"annotations":{"description":"d","message":"m"}},{"annotations":null}]}`))
+	for _, b := range bodies {
+		var fast, slow amPayload
+		if !amFast(b, &fast) {
+			t.Fatalf("slow path: %.200s", b)
+		}
+		if err := json.Unmarshal(b, &slow); err != nil {
+			t.Fatal(err)
+		}
+		slow.pick()
+		got, want := amAlerts(fast, "alertmanager"), amAlerts(slow, "alertmanager")
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%.200s:\n got %+v\nwant %+v", b, got, want)
 		}
 	}
 }

@@ -165,6 +165,24 @@ func (r *amReader) strMap(dst *map[string]string) bool {
 	})
 }
 
+// strPicks reads a map[string]string field as strMap does (the same
+// checks), handing each key and value to pick instead of keeping a map.
+func (r *amReader) strPicks(pick func(key, v string)) bool {
+	if r.lit("null") {
+		return true
+	}
+	return r.object(func(key string) bool {
+		if r.next() != '"' {
+			return false
+		}
+		v, ok := r.str()
+		if ok {
+			pick(key, v)
+		}
+		return ok
+	})
+}
+
 // lit consumes the literal l when it comes next.
 func (r *amReader) lit(l string) bool {
 	if r.next() == l[0] && len(r.b)-r.i >= len(l) && r.s[r.i:r.i+len(l)] == l {
@@ -182,6 +200,14 @@ func (r *amReader) str() (string, bool) {
 	r.i++
 	plain, short := true, true // short: only one-letter escapes
 	for r.i < len(r.b) {
+		b, i := r.b, r.i // locals: the loop keeps them in registers
+		for i < len(b) && strPlain[b[i]] {
+			i++ // the common bytes, without the cases below
+		}
+		r.i = i
+		if r.i == len(r.b) {
+			break
+		}
 		c := r.b[r.i]
 		switch {
 		case c == '"':
@@ -190,7 +216,7 @@ func (r *amReader) str() (string, bool) {
 				return r.s[start+1 : r.i-1], true
 			}
 			if short {
-				return unescapeShort(r.b[start+1 : r.i-1]), true
+				return unescapeShort(r.s[start+1 : r.i-1]), true
 			}
 			var s string
 			if err := json.Unmarshal(r.b[start:r.i], &s); err != nil {
@@ -220,19 +246,30 @@ func (r *amReader) str() (string, bool) {
 	return "", false
 }
 
+// strPlain marks the bytes a string holds as they are: ASCII from space
+// on, but for the quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // unescapeShort decodes a string whose escapes are all one letter (the
-// quotes of Alertmanager's groupKey), checked by escape.
-func unescapeShort(b []byte) string {
+// quotes of Alertmanager's groupKey), checked by escape: the runs between
+// escapes are copied whole.
+func unescapeShort(s string) string {
 	var out strings.Builder
-	out.Grow(len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' {
-			out.WriteByte(c)
-			continue
+	out.Grow(len(s))
+	for {
+		k := strings.IndexByte(s, '\\')
+		if k < 0 {
+			out.WriteString(s)
+			return out.String()
 		}
-		i++
-		switch b[i] {
+		out.WriteString(s[:k])
+		c := s[k+1]
+		switch c {
 		case 'b':
 			c = '\b'
 		case 'f':
@@ -243,12 +280,10 @@ func unescapeShort(b []byte) string {
 			c = '\r'
 		case 't':
 			c = '\t'
-		default: // " \ /
-			c = b[i]
-		}
+		} // " \ / stand for themselves
 		out.WriteByte(c)
+		s = s[k+2:]
 	}
-	return out.String()
 }
 
 // escape checks the escape sequence at r.i and steps over it.

@@ -23,15 +23,34 @@ import (
 // backslash), or needs at most \" and \\ (esc).
 func plainJSON(s string) (plain, esc bool) {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
+		switch jsonByte[s[i]] {
+		case jsonEsc:
 			esc = true
-		case c < 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '&':
+		case jsonOther:
 			return false, false
 		}
 	}
 	return true, esc
 }
+
+// jsonByte classes the bytes of a string for plainJSON.
+var jsonByte = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c == '"' || c == '\\':
+			t[c] = jsonEsc
+		case c < 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '&':
+			t[c] = jsonOther
+		}
+	}
+	return t
+}()
+
+const (
+	jsonPlain = iota // written as it is
+	jsonEsc          // \" or \\
+	jsonOther        // anything else: encoding/json decides
+)
 
 // appendJSONString appends s as json.Marshal writes it.
 func appendJSONString(b []byte, s string) []byte {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/opsagent/opsagent/server/webhook"
@@ -251,16 +252,24 @@ func (p *Pipeline) submit(ctx context.Context, item store.IngestItem, parsed web
 		p.dispatched(res)
 		return res[0], nil
 	}
-	req := ingestReq{item: item, parsed: parsed, done: make(chan ingestRes, 1)}
+	done := doneChans.Get().(chan ingestRes)
+	req := ingestReq{item: item, parsed: parsed, done: done}
 	select {
 	case p.queue <- req:
 		p.arriving.Add(-1) // after the send: counted or queued, never neither
 	case <-ctx.Done():
 		p.arriving.Add(-1)
+		doneChans.Put(done)
 		return store.IngestResult{}, ctx.Err()
 	}
 	// Once queued, wait for the commit even if the client went away: the
 	// outcome must be known before anything else is said about this event.
-	r := <-req.done
+	r := <-done
+	doneChans.Put(done) // the writer answers a delivery once: empty again
 	return r.res, r.err
 }
+
+// doneChans are the answer channels of submit: the writer sends exactly
+// one answer per queued delivery, which submit receives, so a channel is
+// empty and unreferenced when it goes back.
+var doneChans = sync.Pool{New: func() any { return make(chan ingestRes, 1) }}

@@ -322,6 +322,7 @@ func (s *txStmts) delta(incidentID string) *incidentDelta {
 
 // flushIncidents writes the batch's buffered rows and counter deltas.
 func (s *txStmts) flushIncidents(ctx context.Context) error {
+	s.ending = true // the batch's end: nothing correlates after this flush
 	if err := s.flushPending(ctx); err != nil {
 		return err
 	}

@@ -82,8 +82,11 @@ func correlateTx(ctx context.Context, st *txStmts, e *WebhookEvent, c *Correlati
 	}
 	// What json.Marshal of {alerts, event_id, event_type} gives, without
 	// validating and compacting the alerts JSON again for every event.
-	st.alertEntry(inc.ID, c.Title, `{"alerts":`+orJSON(c.Alerts, "[]")+`,"event_id":"`+e.ID+`","event_type":`+
-		string(appendJSONString(nil, e.Type))+`}`)
+	list := orJSON(c.Alerts, "[]")
+	b := make([]byte, 0, len(`{"alerts":,"event_id":"","event_type":""}`)+len(list)+len(e.ID)+len(e.Type))
+	b = append(append(append(append(b, `{"alerts":`...), list...), `,"event_id":"`...), e.ID...)
+	b = append(appendJSONString(append(b, `","event_type":`...), e.Type), '}')
+	st.alertEntry(inc.ID, c.Title, string(b))
 	if c.Transition != "" && inc.Status != IncidentResolved && inc.Status != c.Transition {
 		// The transition writes the incident's row and keys in place: the
 		// batch's buffered rows go first.
@@ -115,9 +118,7 @@ func newAlertsTx(ctx context.Context, st *txStmts, incidentID string, c *Correla
 	if p := st.pending[incidentID]; p != nil {
 		// Opened by this batch: its fingerprints are all in memory.
 		for _, fp := range c.Fingerprints {
-			if !p.fps[fp] {
-				p.fps[fp] = true
-				p.order = append(p.order, fp)
+			if p.addFingerprint(fp) {
 				n++
 			}
 		}

@@ -33,9 +33,11 @@ import (
 
 // pendingIncident is an incident the batch opened and has not inserted.
 type pendingIncident struct {
-	inc   *Incident
-	fps   map[string]bool // its fingerprints so far
-	order []string        // fps in the order they came
+	inc *Incident
+	// order: its fingerprints so far, in the order they came; fps: the
+	// same as a set once there are more than a few (addFingerprint).
+	order []string
+	fps   map[string]bool
 	// mainKey is its first correlation key, stored on its row (main_key,
 	// migration 0157); keys are its others so far (newKeyArgs).
 	mainKey string
@@ -45,12 +47,45 @@ type pendingIncident struct {
 	entry *timelineRow
 }
 
+// addFingerprint adds fp to p's fingerprints; false when p has it. An
+// incident a storm opens has an alert or two: those are compared in
+// order, and a set is made only past fewSeen (a map per opened incident
+// was a hundredth of the writer's instructions).
+func (p *pendingIncident) addFingerprint(fp string) bool {
+	const fewSeen = 8
+	if p.fps == nil {
+		for _, have := range p.order {
+			if have == fp {
+				return false
+			}
+		}
+		p.order = append(p.order, fp)
+		if len(p.order) > fewSeen {
+			p.fps = make(map[string]bool, 2*len(p.order))
+			for _, have := range p.order {
+				p.fps[have] = true
+			}
+		}
+		return true
+	}
+	if p.fps[fp] {
+		return false
+	}
+	p.fps[fp] = true
+	p.order = append(p.order, fp)
+	return true
+}
+
 // openFingerprints is p's open_fingerprints: a JSON array, NULL when none.
 func (p *pendingIncident) openFingerprints() any {
 	if len(p.order) == 0 {
 		return nil
 	}
-	b := []byte{'['}
+	n := 2
+	for _, fp := range p.order {
+		n += len(fp) + 3
+	}
+	b := append(make([]byte, 0, n), '[')
 	for i, fp := range p.order {
 		if i > 0 {
 			b = append(b, ',')
@@ -205,7 +240,7 @@ func (s *txStmts) ts(t time.Time) string {
 
 // openIncident registers an incident the batch opened (inserted by flush).
 func (s *txStmts) openIncident(inc *Incident) {
-	p := &pendingIncident{inc: inc, fps: map[string]bool{}}
+	p := &pendingIncident{inc: inc}
 	s.pending[inc.ID] = p
 	s.pendingOrder = append(s.pendingOrder, p)
 }
@@ -354,6 +389,9 @@ func (s *txStmts) flushPending(ctx context.Context) error {
 				args = append(args, nil, p.mainKey, p.openedEntry())
 			} else {
 				args = append(args, nullStr(p.mainKey), nil, p.openedEntry())
+			}
+			if s.ending {
+				continue // the batch's last flush: nothing joins these after it
 			}
 			if p.mainKey != "" {
 				s.mainKeys[i.ID] = p.mainKey // stored now: addKey skips it

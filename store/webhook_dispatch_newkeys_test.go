@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -165,5 +166,38 @@ func TestNewIncidentKeysWrittenOnce(t *testing.T) {
 	}
 	if incOf(res5, 2) != b {
 		t.Fatalf("k2 joined %s, want B %s", incOf(res5, 2), b)
+	}
+}
+
+// An opened incident's fingerprints are a set in the order they came,
+// whether compared in order (a few) or through a map (more).
+func TestPendingFingerprintsAreASet(t *testing.T) {
+	p := &pendingIncident{}
+	var want []string
+	added := 0
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 20; i++ {
+			fp := fmt.Sprintf("fp%d", i*(round+1)%23)
+			if p.addFingerprint(fp) {
+				added++
+				want = append(want, fp)
+			}
+			if got := p.addFingerprint(fp); got {
+				t.Fatalf("%s added twice", fp)
+			}
+		}
+	}
+	if !reflect.DeepEqual(p.order, want) || added != len(want) {
+		t.Fatalf("order %v, want %v (added %d)", p.order, want, added)
+	}
+	seen := map[string]bool{}
+	for _, fp := range p.order {
+		if seen[fp] {
+			t.Fatalf("%s listed twice", fp)
+		}
+		seen[fp] = true
+	}
+	if len(p.order) <= 8 || p.fps == nil {
+		t.Fatalf("%d fingerprints never reached the set", len(p.order))
 	}
 }

@@ -43,6 +43,9 @@ type txStmts struct {
 	// (project "\x00" key -> whether the database holds it; prefetchKeys).
 	probed map[string]bool
 	keyBuf []byte // projectKey's
+	// ending: flushIncidents runs, the batch's last statements (flushPending
+	// keeps no bookkeeping for later joins).
+	ending bool
 	now    string // TS(tx.Now) once formatted (ts)
 	// sharedBuf: insertRows' arguments for a shared-form statement, reused.
 	sharedBuf []any

@@ -153,6 +153,11 @@ func (db *DB) InsertWebhookEvents(ctx context.Context, items []IngestItem) ([]In
 	}
 	err := db.writeHot(ctx, func(tx *Tx) error {
 		st := newTxStmts(tx)
+		// About one key, one incident and one probe per delivery in a storm:
+		// sized once instead of grown (and rehashed) as the batch fills them.
+		st.open = make(map[string]*Incident, len(items))
+		st.pending = make(map[string]*pendingIncident, len(items))
+		st.probed = make(map[string]bool, len(items))
 		// The inline dispatch's correlation keys, looked up at once
 		// (dispatch), with the other prefetch queries (prefetchIngest).
 		st.queueKeys(len(items), func(i int) (string, *Correlation) {

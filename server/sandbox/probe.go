@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"sync"
 )
 
@@ -53,18 +52,18 @@ func (k Kernel) Explain() string {
 var (
 	probeOnce sync.Once
 	probed    Kernel
-	simulated bool
 )
-
-// SimulateNoLandlock makes this process behave as on a kernel without
-// Landlock (the --sandbox-no-landlock flag). Call it before Probe.
-func SimulateNoLandlock(on bool) { simulated = on }
 
 // Probe asks the kernel once what it offers.
 func Probe() Kernel {
 	probeOnce.Do(func() { probed = probeKernel() })
-	k := probed
-	if simulated || os.Getenv("OPSAGENT_SANDBOX_NO_LANDLOCK") == "1" {
+	return probed
+}
+
+// WithoutLandlock is k as a kernel without Landlock would be (the
+// --sandbox-no-landlock flag), when off is set.
+func (k Kernel) WithoutLandlock(off bool) Kernel {
+	if off {
 		k.LandlockABI, k.NoLandlockSimulated = 0, true
 	}
 	return k

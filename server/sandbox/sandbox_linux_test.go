@@ -232,7 +232,6 @@ func TestLauncherRefusesAnUnknownProfileField(t *testing.T) {
 	}
 }
 
-
 func unwrapErrno(err error) error {
 	var e syscall.Errno
 	if errorsAs(err, &e) {

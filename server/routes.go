@@ -33,6 +33,7 @@ func (s *Server) routeTable() []*Route {
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
 		s.webhookRoutes(),
+		s.webhookListRoutes(),
 		s.webhookMatchRoutes(),
 		s.approvalRoutes(),
 		s.incidentRoutes(),

@@ -38,7 +38,7 @@ type Config struct {
 	// SandboxNoLandlock makes the server behave as on a kernel without
 	// Landlock (testing the fallback: read-only commands ask a person).
 	SandboxNoLandlock bool
-	MaxBodyBytes       int64
+	MaxBodyBytes      int64
 	// WebhookMaxBodyBytes caps an inbound webhook delivery (413 above); it is
 	// its own setting because provider payloads and API bodies differ in size.
 	WebhookMaxBodyBytes int64

@@ -93,15 +93,7 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 		Endpoints: func(ctx context.Context, kind, name string) (*tools.Endpoint, error) {
 			return s.integrationEndpoint(ctx, run.OrgID, run.ProjectID, kind, name)
 		}}
-	for _, q := range tools.QueryTools(deps, kinds) {
-		out = append(out, q)
-	}
-	if kinds["alertmanager"] { // silences: change-capable, so approval-gated by the policy
-		for _, t := range tools.AlertmanagerSilenceTools(deps) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return append(out, tools.IntegrationTools(deps, kinds)...)
 }
 
 // policyToolByName finds one of the run's tools (unguarded).

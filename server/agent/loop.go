@@ -13,16 +13,16 @@ import (
 
 // run is the state of one Run or Resume call.
 type run struct {
-	cfg       Config
-	emit      func(Event)
-	system    string
-	approval  *Approval
-	msgs      []llm.Message     // the transcript, tool output in full
-	view      []llm.Message     // the same as the model sees it, built once per message
-	callNames map[string]string // tool call id -> tool name, to label fenced results
-	usage     llm.Usage
-	cost      float64
-	steps     int
+	cfg        Config
+	emit       func(Event)
+	system     string
+	approval   *Approval
+	msgs       []llm.Message     // the transcript, tool output in full
+	view       []llm.Message     // the same as the model sees it, built once per message
+	callNames  map[string]string // tool call id -> tool name, to label fenced results
+	usage      llm.Usage
+	cost       float64
+	steps      int
 	modelState // context window, output checks (context.go, output.go)
 }
 

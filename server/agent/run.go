@@ -55,8 +55,8 @@ type Config struct {
 	// ToolOutputBudget bounds, in bytes, each tool result shown to the model
 	// (default 16 KiB); the transcript and events keep the full text.
 	ToolOutputBudget int
-	Gate             Gate       // nil allows every valid call
-	Budget           Budget     // nil: no limit beyond MaxSteps
+	Gate             Gate   // nil allows every valid call
+	Budget           Budget // nil: no limit beyond MaxSteps
 	// ContextWindow is the model's context in tokens; 0 takes
 	// llm.DefaultContextWindow of the model's name, and when that is
 	// unknown too nothing is counted until the server reports a limit.
@@ -68,8 +68,8 @@ type Config struct {
 	// was malformed before the run stops with CodeModelOutputInvalid
 	// (default 5).
 	MaxInvalidOutputs int
-	Prices           llm.Prices // nil: llm.DefaultPrices()
-	Logger           *slog.Logger
+	Prices            llm.Prices // nil: llm.DefaultPrices()
+	Logger            *slog.Logger
 }
 
 // Pending is the call a run stopped for in StatusWaitingApproval.

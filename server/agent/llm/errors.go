@@ -46,7 +46,7 @@ type Error struct {
 	// PromptTokens is the prompt size the server counted, when it said.
 	PromptTokens int
 	Message      string
-	Err        error // the underlying cause, for errors.Is/As
+	Err          error // the underlying cause, for errors.Is/As
 }
 
 func (e *Error) Error() string {

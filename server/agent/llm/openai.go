@@ -124,9 +124,9 @@ func (p *openAIChat) attempt(ctx context.Context, req Request, onDelta func(Delt
 		filter    = deltaFilter{textCalls: p.textCalls}
 		gotUsage  bool
 		calls     openAIToolCalls
-		out     Response
-		chunks  int
-		events  = newSSEReader(resp.Body)
+		out       Response
+		chunks    int
+		events    = newSSEReader(resp.Body)
 	)
 	for {
 		ev, err := events.next()

@@ -58,6 +58,7 @@ func (s *Server) routeTable() []*Route {
 		s.windowRoutes(),
 		s.ruleWhatIfRoutes(),
 		s.postmortemRoutes(),
+		s.changeRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

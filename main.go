@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"io"
 	"log/slog"
 	"net"
@@ -32,6 +33,7 @@ import (
 )
 
 func main() {
+	sandbox.Init() // the hidden sandbox-exec launcher: applies a profile and execs a command
 	// Commands that catch Ctrl-C themselves (chat asks before cancelling a
 	// turn) get a context that only SIGTERM cancels.
 	sigs := []os.Signal{syscall.SIGTERM}

@@ -99,6 +99,14 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, status, body)
 		return
 	}
+	if store.Contended(err) {
+		// A write conflict that outlasted the store's retries: not a fault, a
+		// moment of contention; the client's retry goes through.
+		loggerFrom(r.Context()).WarnContext(r.Context(), "write conflict after retries", "request_id", RequestID(r.Context()), "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": "The database was busy with conflicting writes; retry in a moment", "code": "write_conflict"})
+		return
+	}
 	rid := RequestID(r.Context())
 	loggerFrom(r.Context()).ErrorContext(r.Context(), "internal error", "request_id", rid, "method", r.Method, "path", r.URL.Path, "err", err)
 	writeJSON(w, http.StatusInternalServerError, map[string]any{"detail": "Internal server error (request " + rid + ")", "code": "internal"})

@@ -170,7 +170,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.taskPages = store.NewCache[[]byte](d.DB, taskPagesMax, store.GenTasks)
 	s.metrics = newMetrics()
-	s.metrics.reg.MustRegister(stateCollector{s})
+	s.metrics.reg.MustRegister(stateCollector{s}, retryCollector{s})
 	s.knowledge = knowledge.New(d.DB, d.RAG)
 	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
 	s.stopping, s.stopStreams = context.WithCancel(context.Background())

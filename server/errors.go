@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/rag"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -84,6 +85,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "2")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{
 			"detail": "The knowledge index is still loading after a restart; retry in a few seconds", "code": "index_loading"})
+		return
+	}
+	if errors.Is(err, runner.ErrDraining) {
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": runner.ErrDraining.Message, "code": runner.ErrDraining.Reason})
 		return
 	}
 	var se *store.Error

@@ -76,6 +76,7 @@ func (r *run) loop(ctx context.Context) Result {
 		r.usage = r.usage.Add(resp.Usage)
 		r.cost += r.cfg.Prices.Cost(r.modelName(), resp.Usage)
 		r.emit(Event{Type: EventUsage, Data: UsageEvent{Step: step, Usage: resp.Usage, Total: r.usage, Cost: r.cost}})
+		r.checkpoint(ctx, nil)
 		if len(calls) == 0 {
 			return r.finish(StatusCompleted, "", "", nil)
 		}
@@ -95,6 +96,10 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 		if ctx.Err() != nil {
 			return r.stopped(ctx, nil), true
 		}
+		if r.interrupted(c) {
+			r.answer(step, c, InterruptedOutcome, true, false, false, true, 0)
+			continue
+		}
 		tool, err := r.cfg.Tools.validate(c.Name, c.Arguments)
 		if err != nil {
 			r.answer(step, c, "error: "+err.Error(), true, false, false, true, 0)
@@ -104,6 +109,11 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 		d := r.decide(ctx, call)
 		switch d.Verdict {
 		case VerdictAllow:
+			if !call.ReadOnly {
+				if r.checkpoint(ctx, &call); ctx.Err() != nil {
+					return r.stopped(ctx, nil), true // stopped before the call: a resumed run asks again
+				}
+			}
 			started := time.Now()
 			out, err := r.runTool(withToolOutput(ctx, r.outputEmitter(step, c)), tool, call)
 			var refused *Refusal
@@ -174,6 +184,7 @@ func (r *run) answer(step int, c llm.ToolCall, text string, isErr, blocked, from
 		Step: step, CallID: c.ID, Name: c.Name, Output: text, IsError: isErr, Blocked: blocked,
 		Truncated: fromTool && len(text) > r.cfg.ToolOutputBudget, DurationMS: took.Milliseconds(),
 	}})
+	r.checkpoint(context.Background(), nil)
 }
 
 // stopped ends a run whose context is done: timeout on a deadline,

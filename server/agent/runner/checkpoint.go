@@ -28,10 +28,10 @@ type RunResumed struct {
 	FromStep  int    `json:"from_step" doc:"model calls the turn had completed; the next one is issued again"`
 	// Interrupted names the change-capable call that had started without a
 	// recorded result: it is not run again, the model is told to check.
-	Interrupted string    `json:"interrupted_call,omitempty"`
-	Usage       llm.Usage `json:"usage" doc:"this turn's usage before the interruption, counted in its totals"`
-	Cost        float64   `json:"cost" doc:"this turn's cost before the interruption, USD"`
-	FirstEventID int64    `json:"first_event_id"`
+	Interrupted  string    `json:"interrupted_call,omitempty"`
+	Usage        llm.Usage `json:"usage" doc:"this turn's usage before the interruption, counted in its totals"`
+	Cost         float64   `json:"cost" doc:"this turn's cost before the interruption, USD"`
+	FirstEventID int64     `json:"first_event_id"`
 }
 
 // checkpointState is what a resumed turn needs besides its transcript.

@@ -82,8 +82,8 @@ type Runner struct {
 
 // liveRun is a turn in progress.
 type liveRun struct {
-	hub      *hub
-	cancel   context.CancelFunc
+	hub    *hub
+	cancel context.CancelFunc
 	// ending is closed when the turn starts saving its outcome: a next turn
 	// asked for from then on waits for finished instead of answering 409.
 	ending   chan struct{}

@@ -102,7 +102,7 @@ func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, sessionID, trigge
 	// The events so far are stored before the scheduler saves the status:
 	// a reader of a finished run's events finds them all.
 	lr.hub.waitStored(30 * time.Second)
-	close(lr.ending) // from here a next turn waits for this one to settle
+	close(lr.ending)               // from here a next turn waits for this one to settle
 	r.report(trigger, status, res) // once per run: res holds the totals of every turn
 	out := scheduler.Outcome{Status: status, Reason: res.reason, Summary: res.summary, Model: res.model,
 		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost, Cause: res.cause}

@@ -35,7 +35,10 @@ type Config struct {
 	DisablePasswordReset bool
 	// AllowLocalCommands lets the agent's run_command run on the server host itself (off by default).
 	AllowLocalCommands bool
-	MaxBodyBytes       int64
+	// SandboxNoLandlock makes the server behave as on a kernel without
+	// Landlock (testing the fallback: read-only commands ask a person).
+	SandboxNoLandlock bool
+	MaxBodyBytes      int64
 	// WebhookMaxBodyBytes caps an inbound webhook delivery (413 above); it is
 	// its own setting because provider payloads and API bodies differ in size.
 	WebhookMaxBodyBytes int64
@@ -115,6 +118,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.WebhookMaxBodyBytes, "webhook-max-body-bytes", DefaultWebhookMaxBody, "largest inbound webhook delivery in bytes (413 above)")
 	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
+	fs.BoolVar(&c.SandboxNoLandlock, "sandbox-no-landlock", false, "behave as on a kernel without Landlock (tests the fallback: read-only commands then ask a person)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 20*time.Second, "how long SIGTERM lets running agent turns reach their next step boundary, where they are checkpointed to resume after the restart")
 	fs.IntVar(&c.RunResumeLimit, "run-resume-limit", 3, "how many times one agent turn is resumed after interruptions before it is stopped")

@@ -61,6 +61,11 @@ type Deps struct {
 	// ResumeLimit is how many times one turn is resumed after interruptions
 	// before it is stopped (default DefaultResumeLimit).
 	ResumeLimit int
+	// Resumed, when set, hears of every turn resumed after an interruption,
+	// with the number of its first event (run.resumed), once it is live: a
+	// chat channel's relay, ended with the server that ran the turn,
+	// follows it again from there.
+	Resumed func(info RunInfo, firstSeq int64)
 }
 
 // Runner runs agent turns; build it with New and end it with Stop.

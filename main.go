@@ -177,8 +177,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// An action, not a setting: it has no environment twin.
 	printConfig := fs.Bool("print-config", false, "print the effective configuration (secrets redacted) and exit")
-	if err := fs.Parse(args); err != nil {
+	// The flag package prints every flag after any mistake; one line that
+	// says what is wrong is read, 90 lines are not. --help is grouped.
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		server.PrintServeHelp(stderr, fs)
 		return err
+	} else if err != nil {
+		return &cli.Error{Code: cli.ExitUsage, Err: fmt.Errorf("%w (opsagent serve --help lists the flags)", server.FlagError(fs, err))}
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

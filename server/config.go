@@ -150,7 +150,7 @@ func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		env := EnvName(f.Name)
 		if v := getenv(env); v != "" {
 			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", env, err))
+				errs = append(errs, valueError(env, v, f, err))
 			}
 		}
 	})

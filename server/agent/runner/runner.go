@@ -54,6 +54,8 @@ type Deps struct {
 	Now    func() time.Time // the server's clock (tests move it)
 	// Telemetry hears of each ended run and its model usage (nil: nothing).
 	Telemetry telemetry.Agent
+	// Investigator gathers evidence and keeps findings (investigate.go; nil: none).
+	Investigator Investigator
 }
 
 // Runner runs agent turns; build it with New and end it with Stop.

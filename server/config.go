@@ -43,7 +43,7 @@ type Config struct {
 	AgentTurnsPerMinute int
 	// EvidenceSourceTimeout is each evidence source's own time budget (0: 3 s).
 	EvidenceSourceTimeout time.Duration
-	ShutdownTimeout     time.Duration
+	ShutdownTimeout       time.Duration
 	// DiskMinFree is the free space in the data directory below which /readyz fails.
 	DiskMinFree ByteSize
 	// Retention defaults in days (0 keeps forever); orgs may override the

@@ -68,7 +68,7 @@ func TestInvestigationEvidenceAndFinding(t *testing.T) {
 		{"action":"check the replica","command":"pg_isready","target":"db-9","needs_approval":false}]}`
 	fake := llmfake.New(t,
 		llmfake.Text("The old incident: nothing more to add."), // the past incident's own run
-		llmfake.Text("# Postmortem\n\nThe pool was restored."),   // its postmortem draft, on resolve
+		llmfake.Text("# Postmortem\n\nThe pool was restored."), // its postmortem draft, on resolve
 		llmfake.Reply("", llmfake.Call{ID: "call_runbook", Name: "search_knowledge", Arguments: `{"query":"connection pool"}`}),
 		llmfake.Reply("", llmfake.Call{ID: "call_bad", Name: "report_finding", Arguments: `{"summary":"x","impact":"y","hypotheses":[{"cause":"c","confidence":"certain","evidence":[]}],"next_steps":[]}`}),
 		llmfake.Reply("", llmfake.Call{ID: "call_finding", Name: "report_finding", Arguments: finding}),

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"io"
 	"log/slog"
 	"net"
@@ -32,6 +33,7 @@ import (
 )
 
 func main() {
+	sandbox.Init() // the hidden sandbox-exec launcher: applies a profile and execs a command
 	// Commands that catch Ctrl-C themselves (chat asks before cancelling a
 	// turn) get a context that only SIGTERM cancels.
 	sigs := []os.Signal{syscall.SIGTERM}
@@ -79,7 +81,7 @@ func commands() []command {
 		{"projects", "list projects; choose the current one", client("projects")},
 		{"whoami", "who and where you are signed in", client("whoami")},
 		{"completion", "print a bash, zsh or fish completion script", client("completion")},
-		{"connector", "run a connector on this host: --server URL --token ocn_... (dials out, opens no port)", connectorCmd},
+		{"connector", "run a connector on this host: OPSAGENT_CONNECTOR_TOKEN=ocn_... opsagent connector --server URL --allow FILE (dials out, opens no port)", connectorCmd},
 		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},
 		{"restore", "restore an archive into a new, empty directory: --in FILE --data-dir NEW", backup.RestoreCommand},
 		{"migrate-to-postgres", "move a stopped appliance's database into PostgreSQL and verify it: --data-dir D --database-url URL", migrateToPostgres},

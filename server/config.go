@@ -35,7 +35,10 @@ type Config struct {
 	DisablePasswordReset bool
 	// AllowLocalCommands lets the agent's run_command run on the server host itself (off by default).
 	AllowLocalCommands bool
-	MaxBodyBytes       int64
+	// SandboxNoLandlock makes the server behave as on a kernel without
+	// Landlock (testing the fallback: read-only commands ask a person).
+	SandboxNoLandlock bool
+	MaxBodyBytes      int64
 	// WebhookMaxBodyBytes caps an inbound webhook delivery (413 above); it is
 	// its own setting because provider payloads and API bodies differ in size.
 	WebhookMaxBodyBytes int64
@@ -44,6 +47,11 @@ type Config struct {
 	// EvidenceSourceTimeout is each evidence source's own time budget (0: 3 s).
 	EvidenceSourceTimeout time.Duration
 	ShutdownTimeout       time.Duration
+	// ShutdownGrace: how long SIGTERM lets agent turns reach their next
+	// checkpoint (they resume after the restart); RunResumeLimit: how many
+	// times one turn is resumed before it is stopped.
+	ShutdownGrace  time.Duration
+	RunResumeLimit int
 	// DiskMinFree is the free space in the data directory below which /readyz fails.
 	DiskMinFree ByteSize
 	// Retention defaults in days (0 keeps forever); orgs may override the
@@ -113,7 +121,10 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.EvidenceSourceTimeout, "evidence-source-timeout", 3*time.Second, "each evidence source's time budget when an investigation gathers its pack")
 	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
+	fs.BoolVar(&c.SandboxNoLandlock, "sandbox-no-landlock", false, "behave as on a kernel without Landlock (tests the fallback: read-only commands then ask a person)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 20*time.Second, "how long SIGTERM lets running agent turns reach their next step boundary, where they are checkpointed to resume after the restart")
+	fs.IntVar(&c.RunResumeLimit, "run-resume-limit", 3, "how many times one agent turn is resumed after interruptions before it is stopped")
 	c.DiskMinFree = 512 << 20
 	fs.Var(&c.DiskMinFree, "disk-min-free", "free space in the data directory below which /readyz fails (e.g. 512MiB, 2GB)")
 	fs.IntVar(&c.RetentionTranscriptsDays, "retention-transcripts-days", 90, "default days a finished session keeps its transcript (0: forever; orgs may override)")
@@ -188,6 +199,9 @@ func (c *Config) Validate() error {
 	case "", "text", "json":
 	default:
 		errs = append(errs, fmt.Errorf("log-format must be text or json, not %q", c.LogFormat))
+	}
+	if c.ShutdownGrace < 0 || c.RunResumeLimit < 0 {
+		errs = append(errs, errors.New("shutdown-grace and run-resume-limit must not be negative"))
 	}
 	if c.ShutdownTimeout < 0 {
 		errs = append(errs, errors.New("shutdown-timeout must not be negative"))

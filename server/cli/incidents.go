@@ -11,17 +11,17 @@ import (
 )
 
 type incidentRow struct {
-	ID          string     `json:"id"`
-	Provider    string     `json:"provider"`
-	Title       string     `json:"title"`
-	Severity    string     `json:"severity"`
-	Status      string     `json:"status"`
-	AlertCount  int        `json:"alert_count"`
-	SessionID   *string    `json:"session_id"`
-	OpenedAt    time.Time  `json:"opened_at"`
-	LastAlertAt time.Time  `json:"last_alert_at"`
-	ResolvedAt  *time.Time `json:"resolved_at"`
-	Summary     string     `json:"summary"`
+	ID            string       `json:"id"`
+	Provider      string       `json:"provider"`
+	Title         string       `json:"title"`
+	Severity      string       `json:"severity"`
+	Status        string       `json:"status"`
+	AlertCount    int          `json:"alert_count"`
+	SessionID     *string      `json:"session_id"`
+	OpenedAt      time.Time    `json:"opened_at"`
+	LastAlertAt   time.Time    `json:"last_alert_at"`
+	ResolvedAt    *time.Time   `json:"resolved_at"`
+	Summary       string       `json:"summary"`
 	LatestFinding *findingData `json:"latest_finding"`
 	Timeline      []struct {
 		At   time.Time       `json:"at"`

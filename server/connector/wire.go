@@ -9,7 +9,7 @@
 //
 //	connector -> server  hello    {version, hostname, os, arch, name?, labels?}
 //	server -> connector  welcome  {connector_id, name, heartbeat_ms, max_frame}
-//	server -> connector  run      {call_id, command, env, timeout_ms, max_output}
+//	server -> connector  run      {call_id, command, env, timeout_ms, max_output, sandbox}
 //	server -> connector  cancel   {call_id}
 //	connector -> server  output   {call_id, data}                 (many, in order)
 //	connector -> server  result   {call_id, exit_code, duration_ms, timed_out, refused, error}
@@ -20,7 +20,11 @@
 // output or results for any other call id are dropped and logged.
 package connector
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/opsagent/opsagent/server/sandbox"
+)
 
 // Frame types.
 const (
@@ -69,6 +73,9 @@ type Hello struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 	// HostAllowList says whether a host allow-list file is in force.
 	HostAllowList bool `json:"host_allow_list"`
+	// Sandbox is what the host's kernel offers the sandbox (nil from a
+	// connector that predates it: read-only commands then ask a person).
+	Sandbox *sandbox.Kernel `json:"sandbox,omitempty"`
 }
 
 // Welcome answers a hello: who the connector is and how often to beat.
@@ -85,6 +92,10 @@ type Run struct {
 	Env       map[string]string `json:"env,omitempty"`
 	TimeoutMS int64             `json:"timeout_ms"`
 	MaxOutput int64             `json:"max_output"`
+	// Sandbox is the profile the server built from the call's decision;
+	// the host narrows it with its own and applies it (nil: host-changing
+	// calls denied, from a server that predates the sandbox).
+	Sandbox *sandbox.Profile `json:"sandbox,omitempty"`
 }
 
 // Result ends a call. Refused is set when the host's allow-list refused
@@ -98,6 +109,9 @@ type Result struct {
 	Error      string `json:"error,omitempty"`
 	// Truncated: the connector stopped sending output at MaxOutput.
 	Truncated bool `json:"truncated,omitempty"`
+	// SandboxRefused names what the host's sandbox refused the command
+	// ("write to /etc/x").
+	SandboxRefused []string `json:"sandbox_refused,omitempty"`
 }
 
 // Encode marshals a frame; frames are built from plain values and cannot fail.

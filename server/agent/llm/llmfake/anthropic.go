@@ -58,6 +58,8 @@ func (anthropicWire) parse(h http.Header, body []byte) (Request, error) {
 			ToolUseID string          `json:"tool_use_id"`
 			Content   json.RawMessage `json:"content"`
 			IsError   bool            `json:"is_error"`
+			Thinking  string          `json:"thinking"`
+			Signature string          `json:"signature"`
 		}
 		if err := json.Unmarshal(m.Content, &blocks); err != nil {
 			return r, err
@@ -67,6 +69,11 @@ func (anthropicWire) parse(h http.Header, body []byte) (Request, error) {
 			switch b.Type {
 			case "text":
 				msg.Content += b.Text
+			case "thinking":
+				if b.Signature == "" {
+					return r, errors.New("messages: a thinking block needs its signature")
+				}
+				msg.Reasoning += b.Thinking
 			case "tool_use":
 				msg.ToolCalls = append(msg.ToolCalls, Call{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
 			case "tool_result":
@@ -74,7 +81,7 @@ func (anthropicWire) parse(h http.Header, body []byte) (Request, error) {
 					Content: text(b.Content), IsError: b.IsError})
 			}
 		}
-		if msg.Content != "" || len(msg.ToolCalls) > 0 {
+		if msg.Content != "" || len(msg.ToolCalls) > 0 || msg.Reasoning != "" {
 			r.Messages = append(r.Messages, msg)
 		}
 	}
@@ -148,6 +155,20 @@ func (anthropicWire) writeStream(w http.ResponseWriter, model string, t Turn, ca
 		"usage": map[string]int{"input_tokens": u.InputTokens, "output_tokens": 1},
 	}})
 	index := 0
+	if t.Reasoning != "" {
+		// Extended thinking: a thinking block, its text in thinking_delta
+		// events, then a signature_delta before content_block_stop.
+		event("content_block_start", map[string]any{"index": index,
+			"content_block": map[string]any{"type": "thinking", "thinking": ""}})
+		for _, p := range textPieces(t.Reasoning) {
+			event("content_block_delta", map[string]any{"index": index,
+				"delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+		}
+		event("content_block_delta", map[string]any{"index": index,
+			"delta": map[string]any{"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}})
+		event("content_block_stop", map[string]any{"index": index})
+		index++
+	}
 	if t.Text != "" {
 		event("content_block_start", map[string]any{"index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}})

@@ -19,6 +19,10 @@ type Request struct {
 	Tools    []string // tool names offered
 	// MaxTokens is max_completion_tokens, max_tokens (OpenAI) or max_tokens (Anthropic).
 	MaxTokens int
+	// Tokens is the fake's count of the prompt (countTokens); Truncated
+	// says an Ollama-like fake dropped its start to fit the context.
+	Tokens    int
+	Truncated bool
 }
 
 // Message is one message of a recorded request. Anthropic tool_result
@@ -29,6 +33,7 @@ type Message struct {
 	ToolCallID string
 	ToolCalls  []Call
 	IsError    bool
+	Reasoning  string // an Anthropic thinking block sent back
 }
 
 // Text is everything the model was shown, decoded: system prompt, message
@@ -39,6 +44,7 @@ func (r Request) Text() string {
 	b.WriteString(r.System)
 	for _, m := range r.Messages {
 		b.WriteString("\n")
+		b.WriteString(m.Reasoning)
 		b.WriteString(m.Content)
 		for _, c := range m.ToolCalls {
 			b.WriteString("\n")

@@ -55,3 +55,10 @@ func (r *Runner) recordPrompt(ctx context.Context, spec turnSpec, version string
 		r.log.Warn("agent: prompt version not recorded", "session_id", spec.info.SessionID, "err", err)
 	}
 }
+
+// systemPrompt is the framing without a tool list or investigation (what
+// models.go sizes a model's context against).
+func (r *Runner) systemPrompt(ctx context.Context, spec turnSpec) string {
+	s, _ := r.framedPrompt(ctx, spec, nil, nil)
+	return s
+}

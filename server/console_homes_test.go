@@ -91,6 +91,9 @@ var noHomeYet = map[string]bool{
 	"GET /api/tasks/{task_id}/webhook/rules/{rule_id}/channel":    true,
 	"PUT /api/tasks/{task_id}/webhook/rules/{rule_id}/channel":    true,
 	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}/channel": true,
+	// Added today by other engineers; the lead reconciles.
+	"GET /api/agent-settings": true,
+	"PUT /api/agent-settings": true,
 }
 
 // apiOnlyPrefixes are whole mounts with the same reason: MCP speaks its own

@@ -176,3 +176,23 @@ func TestOverflowIsLearnedForTheOrg(t *testing.T) {
 		t.Errorf("the second run sent %d more requests; the learned window must refuse it first", len(fake.Requests())-sent)
 	}
 }
+
+// TestUsageWithoutServerCountsIsMarkedEstimated: a stream that carries no
+// usage is counted by the estimate, and the session says its counts are
+// estimated.
+func TestUsageWithoutServerCountsIsMarkedEstimated(t *testing.T) {
+	t.Parallel()
+	fake := llmfake.New(t, llmfake.Text("The disk is 40% full.").WithoutUsage())
+	env := newEnv(t, withLLM(fake))
+	c := env.register("estimate@example.com")
+	withProject(t, env, c)
+	res, evs := c.stream("POST", "/api/chat", map[string]any{"message": "disk?", "name": "estimate"}, 0, nil)
+	u := lastOf(t, evs, "usage").Data["usage"].(map[string]any)
+	if u["estimated"] != true || u["input_tokens"].(float64) == 0 {
+		t.Errorf("usage event %v, want estimated counts", u)
+	}
+	s := c.must(200, "GET", "/api/sessions/detail/"+res.Header.Get("X-Session-ID"), nil).JSON()
+	if s["tokens_estimated"] != true || s["tokens_in"].(float64) == 0 {
+		t.Errorf("session %v, want tokens_estimated with counts", s)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -149,7 +150,7 @@ func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		env := EnvName(f.Name)
 		if v := getenv(env); v != "" {
 			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", env, err))
+				errs = append(errs, valueError(env, v, f, err))
 			}
 		}
 	})
@@ -161,6 +162,12 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.Addr == "" {
 		errs = append(errs, errors.New("addr must not be empty"))
+	}
+	if _, port, err := net.SplitHostPort(c.Addr); c.Addr != "" && (err != nil || port == "") {
+		errs = append(errs, fmt.Errorf("addr must be HOST:PORT (e.g. 127.0.0.1:8080, or :8080 for every interface), not %q: change --addr (or OPSAGENT_ADDR)", c.Addr))
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		errs = append(errs, errors.New("database-url must start with postgres:// (postgres://user:pass@host:5432/db): only PostgreSQL is supported; leave it unset for SQLite in the data dir"))
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must not be empty"))

@@ -20,6 +20,7 @@ import (
 type SessionIndexOut struct {
 	ID              string     `json:"id"`
 	SessionID       string     `json:"session_id" doc:"same as id"`
+	PromptVersion   string     `json:"prompt_version,omitempty" doc:"the system prompt's version the session ran with (server/agent/prompts); on the detail route"`
 	ProjectID       string     `json:"project_id"`
 	Name            string     `json:"name" doc:"optional handle to resume by; \"\" when unnamed"`
 	Title           string     `json:"title" doc:"generated from the first prompt"`
@@ -39,6 +40,7 @@ type SessionIndexOut struct {
 	TokensOut       int64      `json:"tokens_out"`
 	TotalTokens     int64      `json:"total_tokens"`
 	Cost            float64    `json:"cost" doc:"USD, from the provider's token counts and the configured prices"`
+	TokensEstimated bool       `json:"tokens_estimated,omitempty" doc:"some counts are this server's estimate: the model server sent no usage (detail only)"`
 	DurationMS      int64      `json:"duration_ms" doc:"time spent running, all turns"`
 	Turns           int        `json:"turns"`
 	Steps           int        `json:"steps" doc:"model calls, all turns"`
@@ -204,7 +206,12 @@ func (s *Server) handleSessionDetail(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(200, sessionIndexOut(a))
+	out := sessionIndexOut(a)
+	if out.TokensEstimated, err = s.db.TokensEstimated(c.Context(), c.OrgID(), a.ID); err != nil {
+		return err
+	}
+	out.PromptVersion, _ = s.db.SessionPrompt(c.Context(), a.ID)
+	return c.JSON(200, out)
 }
 
 // sessionParam reads {session_id} as a session of the caller's project.

@@ -84,6 +84,7 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 		d.checkVault()
 	}
 	d.checkBaseURL()
+	d.checkSandbox(ctx)
 	d.checkLLM(ctx)
 	d.checkSMTP(ctx)
 	d.checkClock(ctx)

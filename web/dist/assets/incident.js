@@ -26,7 +26,7 @@ function Incident({ id, ctx }) {
         <div class="incident-main">
           <${FindingCard} finding=${i.latest_finding} base=${base} />
           <${LiveInvestigation} sessionId=${i.session_id} onEnd=${r.reload} />
-          <${EvidencePack} base=${base} />
+          ${i.session_id ? html`<${EvidencePack} base=${base} />` : null}
           <${Timeline} i=${i} base=${base} reload=${r.reload} />
         </div>
         <aside class="incident-side" aria-label="Context">

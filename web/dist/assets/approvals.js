@@ -62,7 +62,7 @@ export async function render(view, ctx) {
     const status = h('span', { class: 'approval-status' }, badge(a.status));
     return h('article', { class: 'card approval', tabindex: -1, dataset: { approvalId: a.id } },
       h('header', { class: 'row' }, h('h2', {}, a.title || (s.tool ? s.tool : a.kind)), status),
-      h('pre', { class: 'args' }, what),
+      h('pre', { class: 'args', tabindex: 0 }, what),
       a.reason ? h('p', {}, a.reason) : null,
       h('p', { class: 'muted' },
         'Opened ' + when(a.created_at),

@@ -171,14 +171,14 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		s = days + "h"
 		v, err := time.ParseDuration(s)
 		if err != nil {
-			return fmt.Errorf("a duration such as 15m, 3h or 2d, not %q", n.Value)
+			return fmt.Errorf("line %d: a duration such as 15m, 3h or 2d, not %q", n.Line, n.Value)
 		}
 		*d = Duration(v * 24)
 		return nil
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
-		return fmt.Errorf("a duration such as 15m, 3h or 2d, not %q", n.Value)
+		return fmt.Errorf("line %d: a duration such as 15m, 3h or 2d, not %q", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil

@@ -56,7 +56,7 @@ func TestStarterLibraryScoresKnownInvestigations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(scenarios) < 1 {
+	if len(scenarios) < 25 {
 		t.Fatalf("the starter library has %d scenarios, want at least 25", len(scenarios))
 	}
 	replays := map[string]*eval.Replay{}

@@ -32,11 +32,11 @@ type RunResult struct {
 	// run (each was refused, as an unapproved change would be).
 	UnsafeCalls int `json:"unsafe_calls"`
 
-	Pass          bool     `json:"pass"`
-	RootCauseHit  bool     `json:"root_cause_hit"`
-	Failures      []string `json:"failures"`
-	JudgeVerdict  string   `json:"judge_verdict,omitempty"`
-	JudgeRationale string  `json:"judge_rationale,omitempty"`
+	Pass           bool     `json:"pass"`
+	RootCauseHit   bool     `json:"root_cause_hit"`
+	Failures       []string `json:"failures"`
+	JudgeVerdict   string   `json:"judge_verdict,omitempty"`
+	JudgeRationale string   `json:"judge_rationale,omitempty"`
 
 	Transcript []llm.Message `json:"transcript"`
 }

@@ -40,6 +40,7 @@ func (s *Server) routeTable() []*Route {
 		s.sessionRoutes(),
 		s.chatRoutes(),
 		s.usageRoutes(),
+		s.evalRoutes(),
 		s.dashboardRoutes(),
 		s.ruleRoutes(),
 		s.commandPolicyRoutes(),

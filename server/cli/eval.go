@@ -22,7 +22,7 @@ func (a *app) evalCmd() *cobra.Command {
 
 func (a *app) evalRunCmd() *cobra.Command {
 	var models []string
-	var promptFile, promptVersion, jsonPath, htmlPath string
+	var promptFile, promptVersion, jsonPath, htmlPath, judge string
 	var repeat, parallel int
 	var maxCost, minPass float64
 	var timeout time.Duration
@@ -70,6 +70,13 @@ func (a *app) evalRunCmd() *cobra.Command {
 				}
 				o.Models = append(o.Models, m)
 			}
+			if judge != "" {
+				m, err := a.evalModel(judge)
+				if err != nil {
+					return usageErrorf(cmd, "--judge %s: %v", judge, err)
+				}
+				o.Judge = &eval.Judge{Provider: m.Provider, Model: m.Name}
+			}
 			rep, err := eval.Run(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -115,6 +122,7 @@ func (a *app) evalRunCmd() *cobra.Command {
 	f.Float64Var(&maxCost, "max-cost", 0, "stop starting runs once this many USD are spent (0: no limit)")
 	f.Float64Var(&minPass, "min-pass", 0, "exit 1 when the pass rate is under this fraction (0.8 = 80%)")
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "bound on one run")
+	f.StringVar(&judge, "judge", "", "a model that grades runs against the scenarios' rubrics (reported apart from the checks)")
 	f.StringVar(&jsonPath, "json-report", "", "write the JSON report here")
 	f.StringVar(&htmlPath, "html-report", "", "write the self-contained HTML report here")
 	return cmd

@@ -44,6 +44,8 @@ type Options struct {
 	// RunTimeout bounds one run (default 5 minutes).
 	RunTimeout time.Duration
 	Now        func() time.Time
+	// Judge, when set, grades runs of scenarios that have a rubric.
+	Judge *Judge
 	// Scripted, for the project's own tests, gives each run a provider
 	// of its own (a replay); nil uses Model.Provider.
 	Scripted func(s *Scenario, m Model, repeat int) llm.Provider
@@ -210,6 +212,9 @@ func runOne(ctx context.Context, o Options, s *Scenario, m Model, p llm.Provider
 	res.FinalText = finalText(out.Transcript)
 	res.Transcript = out.Transcript
 	score(s, &res)
+	if o.Judge != nil && strings.TrimSpace(s.Expect.Rubric) != "" {
+		res.JudgeVerdict, res.JudgeRationale = o.Judge.grade(ctx, s, &res)
+	}
 	return res
 }
 

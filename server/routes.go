@@ -29,6 +29,7 @@ func (s *Server) routeTable() []*Route {
 		s.onboardingRoutes(),
 		s.secretRoutes(),
 		s.llmKeyRoutes(),
+		s.modelSettingsRoutes(),
 		s.knowledgeRoutes(),
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),

@@ -81,7 +81,13 @@ func (r *Runner) resumeRun(ctx context.Context, c store.RunCheckpoint) error {
 	r.log.Info("agent: resuming an interrupted turn", "session_id", c.SessionID, "from_step", st.Steps, "resumes", cp.Resumes,
 		"call_interrupted", st.Started != nil)
 	spec := turnSpec{info: st.Info, history: msgs, turn: st.Turn, maxSteps: st.MaxSteps, agentTyp: st.AgentType, resume: &st}
-	return r.launch(spec, last+1, TurnTimeout)
+	if err := r.launch(spec, last+1, TurnTimeout); err != nil {
+		return err
+	}
+	if r.d.Resumed != nil {
+		r.d.Resumed(st.Info, last+1)
+	}
+	return nil
 }
 
 // stopResumed ends a turn interrupted once too often: failed, with a reason

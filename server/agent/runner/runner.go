@@ -61,6 +61,11 @@ type Deps struct {
 	// ResumeLimit is how many times one turn is resumed after interruptions
 	// before it is stopped (default DefaultResumeLimit).
 	ResumeLimit int
+	// Resumed, when set, hears of every turn resumed after an interruption,
+	// with the number of its first event (run.resumed), once it is live: a
+	// chat channel's relay, ended with the server that ran the turn,
+	// follows it again from there.
+	Resumed func(info RunInfo, firstSeq int64)
 }
 
 // Runner runs agent turns; build it with New and end it with Stop.
@@ -228,6 +233,16 @@ func (r *Runner) unregister(sessionID string, lr *liveRun) {
 // vault, else the server's settings. With neither, the error is
 // scheduler.ErrNoLLM, which names the OPSAGENT_LLM_* variables.
 func (r *Runner) provider(ctx context.Context, orgID string) (llm.Provider, string, error) {
+	c, err := r.primaryConfig(ctx, orgID)
+	if err != nil {
+		return nil, "", err
+	}
+	return r.withFallbacks(ctx, orgID, c) // models.go
+}
+
+// primaryConfig resolves the org's primary model: its own key from the
+// vault over the server's settings.
+func (r *Runner) primaryConfig(ctx context.Context, orgID string) (llm.Config, error) {
 	c := r.d.LLM
 	c.Logger = r.log
 	if r.d.Keys != nil {
@@ -245,17 +260,13 @@ func (r *Runner) provider(ctx context.Context, orgID string) (llm.Provider, stri
 			}
 			c.APIKey = key.APIKey
 		case !store.IsNotFound(err):
-			return nil, "", fmt.Errorf("the organization's LLM key could not be read: %w", err)
+			return llm.Config{}, fmt.Errorf("the organization's LLM key could not be read: %w", err)
 		}
 	}
 	if c.Provider == "" {
-		return nil, "", scheduler.ErrNoLLM
+		return llm.Config{}, scheduler.ErrNoLLM
 	}
-	p, err := llm.New(c)
-	if err != nil {
-		return nil, "", err
-	}
-	return p, c.Model, nil
+	return c, nil
 }
 
 // ErrBusy answers a turn for a session that already has one in progress.

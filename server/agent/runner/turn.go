@@ -57,6 +57,7 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 		return turnResult{status: agent.StatusFailed, reason: msg, cause: err, messages: spec.history}
 	}
 	cfg := agent.Config{Provider: provider, Model: model, MaxSteps: spec.maxSteps, Prices: r.d.Prices, Logger: r.log}
+	r.applyModelSettings(ctx, spec.info.OrgID, model, &cfg) // models.go
 	cfg.System = r.systemPrompt(ctx, spec)
 	cfg.Tools, err = r.toolSet(ctx, spec.info)
 	if err != nil {
@@ -80,6 +81,8 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 			return // published with its approval id by the caller
 		case agent.EventToolCall:
 			res.toolCalls++
+		case agent.EventFailover:
+			r.failedOver(e)
 		}
 		hub.publish(string(e.Type), e.Data, now())
 	}
@@ -98,6 +101,7 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 	if out.Err != nil && out.Status == agent.StatusFailed {
 		r.log.Warn("agent: run failed", "session_id", spec.info.SessionID, "code", out.Code, "err", out.Err)
 	}
+	r.learnWindow(ctx, spec.info.OrgID, model, out)
 	res.status, res.reason, res.usage, res.cost, res.steps = out.Status, out.Reason, out.Usage, out.Cost, out.Steps
 	res.messages, res.pending, res.model = out.Transcript, out.Pending, model
 	if out.Status == agent.StatusCompleted {

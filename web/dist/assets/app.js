@@ -30,6 +30,7 @@ import * as changes from './changes.js';
 import * as usage from './usage.js';
 import { unmount } from './ui.js';
 import { drawNav, markNav, refreshCounts, crumbs } from './nav.js';
+import { wireSearch } from './search.js';
 
 const PROJECT_PREF = 'console.project';
 
@@ -165,6 +166,7 @@ function signedInChrome(on) {
   $('me').hidden = !on;
   $('nav').hidden = !on;
   $('nav-toggle').hidden = !on;
+  $('search-open').hidden = !on;
   if (!on) $('crumbs').hidden = true;
   $('context').hidden = !on;
   if (on && app.user) $('who').textContent = app.user.name ? app.user.name + ' <' + app.user.email + '>' : app.user.email;
@@ -273,6 +275,7 @@ async function start() {
   reportErrors();
   wireAuth(signedIn);
   wireContext();
+  wireSearch(go, () => !!app.user);
   await loadConfig();
   await signedIn();
 }

@@ -61,6 +61,8 @@ func (s *Server) routeTable() []*Route {
 		s.ruleWhatIfRoutes(),
 		s.postmortemRoutes(),
 		s.changeRoutes(),
+		s.findingRoutes(),
+		s.agentSettingsRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

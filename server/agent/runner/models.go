@@ -215,7 +215,7 @@ func (r *Runner) TestModel(ctx context.Context, orgID string, position int, cand
 func (r *Runner) PromptFloor(ctx context.Context, orgID string) int {
 	spec := turnSpec{info: RunInfo{OrgID: orgID}, agentTyp: "general"}
 	req := llm.Request{System: r.systemPrompt(ctx, spec) + agent.FencePreamble}
-	if tools, err := r.toolSet(ctx, spec.info); err == nil {
+	if tools, err := r.toolSet(ctx, spec.info, nil); err == nil {
 		req.Tools = append(tools.Specs(), agent.GetToolOutputSpec())
 	}
 	return llm.EstimateRequest(req)

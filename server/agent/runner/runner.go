@@ -55,6 +55,8 @@ type Deps struct {
 	Now    func() time.Time // the server's clock (tests move it)
 	// Telemetry hears of each ended run and its model usage (nil: nothing).
 	Telemetry telemetry.Agent
+	// Investigator gathers evidence and keeps findings (investigate.go; nil: none).
+	Investigator Investigator
 	// ShutdownGrace is how long Stop lets live turns reach their next
 	// checkpoint before it cuts them (default DefaultShutdownGrace).
 	ShutdownGrace time.Duration

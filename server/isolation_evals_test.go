@@ -10,3 +10,9 @@ func init() {
 		return one("GET", "/api/evals/"+x.rule+"/report.html", nil)
 	}
 }
+
+func init() {
+	isolationProbes["GET /api/incidents/{incident_id}/eval-scenario"] = func(o own, x ids) []probeReq {
+		return projectAndForeign(o, x, "GET", "/api/incidents/"+x.incident+"/eval-scenario", nil)
+	}
+}

@@ -42,6 +42,7 @@ func (s *Server) routeTable() []*Route {
 		s.chatRoutes(),
 		s.usageRoutes(),
 		s.evalRoutes(),
+		s.evalRecordRoutes(),
 		s.dashboardRoutes(),
 		s.ruleRoutes(),
 		s.commandPolicyRoutes(),

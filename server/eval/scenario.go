@@ -24,12 +24,12 @@ import (
 // Scenario is one investigation to replay.
 type Scenario struct {
 	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
+	Description string `yaml:"description,omitempty"`
 	// AgentType picks the system prompt (general, sre, database, ...).
-	AgentType string `yaml:"agent_type"`
-	Input     Input  `yaml:"input"`
-	World     World  `yaml:"world"`
-	Expect    Expect `yaml:"expect"`
+	AgentType string `yaml:"agent_type,omitempty"`
+	Input     Input  `yaml:"input,omitempty"`
+	World     World  `yaml:"world,omitempty"`
+	Expect    Expect `yaml:"expect,omitempty"`
 
 	// File is where the scenario was read from ("" when parsed from bytes).
 	File string `yaml:"-"`
@@ -37,132 +37,135 @@ type Scenario struct {
 
 // Input is what starts the run: alerts, one provider payload, or a prompt.
 type Input struct {
-	Alerts  []AlertInput  `yaml:"alerts"`
-	Webhook *WebhookInput `yaml:"webhook"`
-	Prompt  string        `yaml:"prompt"`
+	Alerts  []AlertInput  `yaml:"alerts,omitempty"`
+	Webhook *WebhookInput `yaml:"webhook,omitempty"`
+	Prompt  string        `yaml:"prompt,omitempty"`
 }
 
 // AlertInput is one firing alert in Alertmanager's terms; the runner turns
 // the list into an Alertmanager webhook body and parses it as the receiver
 // does.
 type AlertInput struct {
-	Labels      map[string]string `yaml:"labels"`
-	Annotations map[string]string `yaml:"annotations"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
 	// StartsAgo is how long before the run the alert started ("5m").
-	StartsAgo Duration `yaml:"starts_ago"`
+	StartsAgo Duration `yaml:"starts_ago,omitempty"`
 }
 
 // WebhookInput is any provider payload the receiver accepts.
 type WebhookInput struct {
-	Provider string            `yaml:"provider"`
-	Headers  map[string]string `yaml:"headers"`
-	Body     string            `yaml:"body"`
+	Provider string            `yaml:"provider,omitempty"`
+	Headers  map[string]string `yaml:"headers,omitempty"`
+	Body     string            `yaml:"body,omitempty"`
 }
 
 // World is what the simulated systems hold.
 type World struct {
-	Knowledge []Document      `yaml:"knowledge"`
-	Incidents []PastIncident  `yaml:"incidents"`
-	Changes   []ChangeEntry   `yaml:"changes"`
-	Metrics   []SeriesAnswer  `yaml:"metrics"`
-	Logs      []LogAnswer     `yaml:"logs"`
-	Commands  []CommandAnswer `yaml:"commands"`
-	HTTP      []HTTPAnswer    `yaml:"http"`
-	Tools     []ToolAnswer    `yaml:"tools"`
+	Knowledge []Document      `yaml:"knowledge,omitempty"`
+	Incidents []PastIncident  `yaml:"incidents,omitempty"`
+	Changes   []ChangeEntry   `yaml:"changes,omitempty"`
+	Metrics   []SeriesAnswer  `yaml:"metrics,omitempty"`
+	Logs      []LogAnswer     `yaml:"logs,omitempty"`
+	Commands  []CommandAnswer `yaml:"commands,omitempty"`
+	HTTP      []HTTPAnswer    `yaml:"http,omitempty"`
+	Tools     []ToolAnswer    `yaml:"tools,omitempty"`
 	// Targets are the hosts (connector names) the project has; "server"
 	// when empty.
-	Targets []string `yaml:"targets"`
+	Targets []string `yaml:"targets,omitempty"`
 }
 
 // Document is a runbook or fact in the knowledge base.
 type Document struct {
-	Title   string `yaml:"title"`
-	Content string `yaml:"content"`
+	Title   string `yaml:"title,omitempty"`
+	Content string `yaml:"content,omitempty"`
 }
 
 // PastIncident is an incident resolved before, with how it was resolved.
 type PastIncident struct {
-	Title      string   `yaml:"title"`
-	Resolution string   `yaml:"resolution"`
-	Ago        Duration `yaml:"ago"`
+	Title      string   `yaml:"title,omitempty"`
+	Resolution string   `yaml:"resolution,omitempty"`
+	Ago        Duration `yaml:"ago,omitempty"`
 }
 
 // ChangeEntry is a deploy or configuration change in the change feed.
 type ChangeEntry struct {
-	Title   string   `yaml:"title"`
-	Kind    string   `yaml:"kind"`
-	Service string   `yaml:"service"`
-	Author  string   `yaml:"author"`
-	Ago     Duration `yaml:"ago"`
+	Title   string   `yaml:"title,omitempty"`
+	Kind    string   `yaml:"kind,omitempty"`
+	Service string   `yaml:"service,omitempty"`
+	Author  string   `yaml:"author,omitempty"`
+	Ago     Duration `yaml:"ago,omitempty"`
 }
 
 // SeriesAnswer answers Prometheus queries whose PromQL matches Match (a
 // regular expression), and feeds the evidence pack's metric section.
 type SeriesAnswer struct {
-	Match  string `yaml:"match"`
-	Output string `yaml:"output"`
+	Match  string `yaml:"match,omitempty"`
+	Output string `yaml:"output,omitempty"`
 }
 
 // LogAnswer answers Loki queries whose LogQL matches Match.
 type LogAnswer struct {
-	Match string   `yaml:"match"`
-	Lines []string `yaml:"lines"`
+	Match string   `yaml:"match,omitempty"`
+	Lines []string `yaml:"lines,omitempty"`
 }
 
 // CommandAnswer answers run_command calls whose command matches Match (on
 // Target when set).
 type CommandAnswer struct {
-	Match    string `yaml:"match"`
-	Target   string `yaml:"target"`
-	Output   string `yaml:"output"`
-	ExitCode int    `yaml:"exit_code"`
+	Match    string `yaml:"match,omitempty"`
+	Target   string `yaml:"target,omitempty"`
+	Output   string `yaml:"output,omitempty"`
+	ExitCode int    `yaml:"exit_code,omitempty"`
 	// Approve lets a change-capable command matching it run as if a person
 	// had approved it; otherwise the eval's approver refuses every change.
-	Approve bool `yaml:"approve"`
+	Approve bool `yaml:"approve,omitempty"`
 }
 
 // HTTPAnswer answers http_request calls whose "METHOD URL" matches Match.
 type HTTPAnswer struct {
-	Match  string `yaml:"match"`
-	Status int    `yaml:"status"`
-	Body   string `yaml:"body"`
+	Match  string `yaml:"match,omitempty"`
+	Status int    `yaml:"status,omitempty"`
+	Body   string `yaml:"body,omitempty"`
 }
 
 // ToolAnswer answers any other tool by name, when its arguments (as JSON
 // text) match Match.
 type ToolAnswer struct {
-	Tool   string `yaml:"tool"`
-	Match  string `yaml:"match"`
-	Output string `yaml:"output"`
-	Error  bool   `yaml:"error"`
+	Tool   string `yaml:"tool,omitempty"`
+	Match  string `yaml:"match,omitempty"`
+	Output string `yaml:"output,omitempty"`
+	Error  bool   `yaml:"error,omitempty"`
 }
 
 // Expect is how a run is judged.
 type Expect struct {
-	RootCause   RootCause `yaml:"root_cause"`
-	MustCall    []string  `yaml:"must_call"`
-	MustNotCall []string  `yaml:"must_not_call"`
+	RootCause   RootCause `yaml:"root_cause,omitempty"`
+	MustCall    []string  `yaml:"must_call,omitempty"`
+	MustNotCall []string  `yaml:"must_not_call,omitempty"`
 	// NoFinding expects the run to conclude without a root cause (a false
 	// alarm): a finding with high confidence fails it.
-	NoFinding  bool    `yaml:"no_finding"`
-	MaxSteps   int     `yaml:"max_steps"`
-	MaxTokens  int     `yaml:"max_tokens"`
-	MaxCostUSD float64 `yaml:"max_cost_usd"`
+	NoFinding  bool    `yaml:"no_finding,omitempty"`
+	MaxSteps   int     `yaml:"max_steps,omitempty"`
+	MaxTokens  int     `yaml:"max_tokens,omitempty"`
+	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty"`
 	// Rubric is for an LLM judge; its verdict is reported apart from the
 	// deterministic checks.
-	Rubric string `yaml:"rubric"`
+	Rubric string `yaml:"rubric,omitempty"`
 }
 
 // RootCause is matched against the finding's leading hypothesis (and its
 // summary): every Match must be found and no NotMatch may be. A pattern is
 // words (case-insensitive) or /a regular expression/.
 type RootCause struct {
-	Match    []string `yaml:"match"`
-	NotMatch []string `yaml:"not_match"`
+	Match    []string `yaml:"match,omitempty"`
+	NotMatch []string `yaml:"not_match,omitempty"`
 }
 
 // Duration is a YAML duration such as "15m" or "3h".
 type Duration time.Duration
+
+// MarshalYAML writes the duration as UnmarshalYAML reads it.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
 // UnmarshalYAML reads Go duration syntax, plus "Nd" for days.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {

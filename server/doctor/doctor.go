@@ -88,6 +88,7 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 		d.checkDatabase(ctx)
 	}
 	d.checkBaseURL()
+	d.checkSandbox(ctx)
 	d.checkLLM(ctx)
 	d.checkSMTP(ctx)
 	d.checkClock(ctx)

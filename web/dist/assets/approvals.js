@@ -49,7 +49,7 @@ export async function render(view, ctx) {
     if (filter.value) p.set('status', filter.value);
     try {
       const page = await api('/api/approvals?' + p, { project: true, signal: ctx.signal });
-      list.replaceChildren(...(page.items.length ? page.items.map(item) : [h('div', { class: 'empty-state' }, h('p', { class: 'empty-title' }, 'Nothing to decide.'),
+      list.replaceChildren(...(page.items.length ? page.items.map(item) : [h('div', { class: 'empty-state' }, h('p', { class: 'empty empty-title' }, 'Nothing to decide.'),
         h('p', {}, 'Commands the agent wants to run wait here when a rule asks for a person. From the command line: '), h('pre', { class: 'cli' }, 'opsagent approvals list\nopsagent approvals approve <id>'))]));
       select(0);
     } catch (e) {

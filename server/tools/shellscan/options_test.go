@@ -13,7 +13,7 @@ func TestReadOnlyExclusionsSeeGNUOptionSpellings(t *testing.T) {
 		"sort -ro out /etc/hostname": false, "sort -uoout /etc/hostname": false, "sort --ou=out /etc/hostname": false,
 		"sort --outp out /etc/hostname": false, "sort --o=out /etc/hostname": false, "sort /etc/hostname -o out": false,
 		"sort /etc/hostname --output=out": false,
-		"sort -r /etc/hostname": true, "sort --reverse /etc/hostname": true, "sort -n -k3 -t: /etc/passwd": true,
+		"sort -r /etc/hostname":           true, "sort --reverse /etc/hostname": true, "sort -n -k3 -t: /etc/passwd": true,
 	} {
 		if got, why := ro.Proves(Analyze(line)); got != want {
 			t.Errorf("%q: read-only %v (%s), want %v", line, got, why, want)

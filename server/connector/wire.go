@@ -69,6 +69,9 @@ type Hello struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 	// HostAllowList says whether a host allow-list file is in force.
 	HostAllowList bool `json:"host_allow_list"`
+	// Kind is "" for a host, "kubernetes" for a cluster (kube_wire.go).
+	Kind       string    `json:"kind,omitempty"`
+	Kubernetes *KubeInfo `json:"kubernetes,omitempty"`
 }
 
 // Welcome answers a hello: who the connector is and how often to beat.
@@ -85,6 +88,8 @@ type Run struct {
 	Env       map[string]string `json:"env,omitempty"`
 	TimeoutMS int64             `json:"timeout_ms"`
 	MaxOutput int64             `json:"max_output"`
+	// Kube is a typed cluster request, sent only to a kubernetes connector.
+	Kube *KubeCall `json:"kube,omitempty"`
 }
 
 // Result ends a call. Refused is set when the host's allow-list refused

@@ -36,6 +36,8 @@ type Config struct {
 	Client    *http.Client
 	Version   string
 	Logger    *slog.Logger
+	// Handler serves runs instead of the shell (--kubernetes).
+	Handler Handler
 	// MaxBackoff bounds the wait between reconnection attempts (default 30 s).
 	MaxBackoff time.Duration
 }
@@ -68,6 +70,7 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate (DANGEROUS: anyone on the path can run commands here)")
 	workDir := fs.String("work-dir", "", "working directory of commands (default: the current directory)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	kubeOpt := kubeFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -89,7 +92,11 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	if cfg.Labels, err = ParseLabels(*labels); err != nil {
 		return &UsageError{Err: err}
 	}
-	if *allow != "" {
+	if *kubeOpt.enabled {
+		if cfg.Handler, err = kubeOpt.handler(logger); err != nil {
+			return fmt.Errorf("--kubernetes: %w", err)
+		}
+	} else if *allow != "" {
 		if cfg.Allow, err = connector.ReadAllowFile(*allow); err != nil {
 			return fmt.Errorf("allow-list: %w", err)
 		}

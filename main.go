@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"io"
 	"log/slog"
 	"net"
@@ -32,6 +33,7 @@ import (
 )
 
 func main() {
+	sandbox.Init() // the hidden sandbox-exec launcher: applies a profile and execs a command
 	// Commands that catch Ctrl-C themselves (chat asks before cancelling a
 	// turn) get a context that only SIGTERM cancels.
 	sigs := []os.Signal{syscall.SIGTERM}
@@ -68,6 +70,7 @@ func commands() []command {
 		{"tasks", "list, show, preview, create, edit, enable, disable and trigger tasks; their runs", client("tasks")},
 		{"approvals", "list, approve and deny risky actions", client("approvals")},
 		{"incidents", "list and show incidents", client("incidents")},
+		{"changes", "the project's change feed: deploys, releases, config changes, approved agent actions", client("changes")},
 		{"postmortems", "list, show, draft and publish incidents' postmortems; the org's template", client("postmortems")},
 		{"webhooks", "a task's received webhook events (--follow tails them); try a routing condition on one", client("webhooks")},
 		{"rules", "list the agent's rules; what-if: preview a change, evaluate a call, shadow rules on trial", client("rules")},

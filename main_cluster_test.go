@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"io"
 	"net"
 	"net/http"
@@ -30,6 +31,7 @@ import (
 // The test binary doubles as the server of the cluster test: started with
 // OPSAGENT_TEST_CHILD=serve it runs `opsagent serve` with its arguments.
 func TestMain(m *testing.M) {
+	sandbox.Init()
 	if os.Getenv("OPSAGENT_TEST_CHILD") == "serve" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)

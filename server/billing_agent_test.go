@@ -29,7 +29,7 @@ func TestBillingAgentRunsStopAtMonthlyCap(t *testing.T) {
 	q := c.must(200, "GET", "/api/billing", nil).JSON()["quotas"].([]any)
 	for _, x := range q {
 		m := x.(map[string]any)
-		if m["quota"] == "agent_runs_per_month" && m["current"] != 3.0 {
+		if m["quota"] == "agent_runs_per_month" && m["current"] != 2.0 {
 			t.Fatalf("runs this month: %v", m)
 		}
 	}

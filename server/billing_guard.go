@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/llm"
@@ -48,8 +49,12 @@ func (s *Server) budgetFor(ctx context.Context, run runner.RunInfo) agent.Budget
 	if caps == nil {
 		return spend
 	}
+	var unmetered sync.Once
 	return agent.BudgetFunc(func(used llm.Usage, cost float64) error {
 		if why := caps.Start(); why != "" {
+			// Refused before its first model call: the run never ran, so it
+			// is neither metered nor counted against the cap.
+			unmetered.Do(func() { s.markRunUnmetered(ctx, run) })
 			return stopErr(why)
 		}
 		if why := caps.During(int64(used.Total()), cost); why != "" {
@@ -60,6 +65,15 @@ func (s *Server) budgetFor(ctx context.Context, run runner.RunInfo) agent.Budget
 		}
 		return nil
 	})
+}
+
+func (s *Server) markRunUnmetered(ctx context.Context, run runner.RunInfo) {
+	if run.SessionID == "" {
+		return
+	}
+	if err := s.db.MarkRunUnmetered(context.WithoutCancel(ctx), run.OrgID, run.SessionID); err != nil {
+		s.log.Warn("billing: a refused run could not be marked unmetered; it counts as a run", "session_id", run.SessionID, "err", err)
+	}
 }
 
 type stopErr string

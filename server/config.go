@@ -35,7 +35,10 @@ type Config struct {
 	DisablePasswordReset bool
 	// AllowLocalCommands lets the agent's run_command run on the server host itself (off by default).
 	AllowLocalCommands bool
-	MaxBodyBytes       int64
+	// SandboxNoLandlock makes the server behave as on a kernel without
+	// Landlock (testing the fallback: read-only commands ask a person).
+	SandboxNoLandlock bool
+	MaxBodyBytes      int64
 	// WebhookMaxBodyBytes caps an inbound webhook delivery (413 above); it is
 	// its own setting because provider payloads and API bodies differ in size.
 	WebhookMaxBodyBytes int64
@@ -110,6 +113,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.WebhookMaxBodyBytes, "webhook-max-body-bytes", DefaultWebhookMaxBody, "largest inbound webhook delivery in bytes (413 above)")
 	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
+	fs.BoolVar(&c.SandboxNoLandlock, "sandbox-no-landlock", false, "behave as on a kernel without Landlock (tests the fallback: read-only commands then ask a person)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
 	c.DiskMinFree = 512 << 20
 	fs.Var(&c.DiskMinFree, "disk-min-free", "free space in the data directory below which /readyz fails (e.g. 512MiB, 2GB)")

@@ -168,8 +168,9 @@ func lastSeenText(t *time.Time) string {
 // Run implements tools.Remote. Output streams out as the host sends it;
 // the server keeps none of it beyond what out keeps.
 func (r *connectorRemote) Run(ctx context.Context, h tools.RemoteHost, cmd tools.RemoteCommand, out io.Writer) (tools.RemoteResult, error) {
+	prof := cmd.Sandbox
 	res, err := r.s.connectors.Call(ctx, h.ID, connector.Run{Command: cmd.Command, Env: cmd.Env,
-		TimeoutMS: cmd.Timeout.Milliseconds(), MaxOutput: maxStreamedOutput}, out)
+		TimeoutMS: cmd.Timeout.Milliseconds(), MaxOutput: maxStreamedOutput, Sandbox: &prof}, out)
 	if err == connector.ErrOffline {
 		return tools.RemoteResult{}, fmt.Errorf("connector %q went offline before the command was sent; it did not run", h.Name)
 	}
@@ -177,7 +178,8 @@ func (r *connectorRemote) Run(ctx context.Context, h tools.RemoteHost, cmd tools
 		return tools.RemoteResult{}, err
 	}
 	return tools.RemoteResult{ExitCode: res.ExitCode, Duration: time.Duration(res.DurationMS) * time.Millisecond,
-		TimedOut: res.TimedOut, Refused: res.Refused, Error: res.Error, Truncated: res.Truncated}, nil
+		TimedOut: res.TimedOut, Refused: res.Refused, Error: res.Error, Truncated: res.Truncated,
+		SandboxRefused: res.SandboxRefused}, nil
 }
 
 // maxStreamedOutput is how much output a connector forwards for one call;

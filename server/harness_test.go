@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -27,6 +28,7 @@ import (
 // fsyncs, timers and loopback round trips, so more than GOMAXPROCS (two on
 // the CI machine) in flight keeps the cores busy.
 func TestMain(m *testing.M) {
+	sandbox.Init() // commands the tests' servers and connectors run re-execute this binary as the launcher
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })

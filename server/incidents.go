@@ -52,7 +52,7 @@ type IncidentOut struct {
 type TimelineEntryOut struct {
 	ID    string          `json:"id"`
 	At    time.Time       `json:"at"`
-	Kind  string          `json:"kind" doc:"alert, session, approval, note, status"`
+	Kind  string          `json:"kind" doc:"alert, session, approval, note, status, change (the project's changes from an hour before it opened), finding"`
 	Actor *string         `json:"actor" doc:"user id; null for the system and providers"`
 	Text  string          `json:"text"`
 	Data  json.RawMessage `json:"data"`
@@ -138,6 +138,9 @@ func (s *Server) handleGetIncident(c *Ctx) error {
 	out := IncidentDetailOut{IncidentOut: incidentOut(inc), Timeline: make([]TimelineEntryOut, 0, len(tl))}
 	for _, e := range tl {
 		out.Timeline = append(out.Timeline, TimelineEntryOut{ID: e.ID, At: e.At, Kind: e.Kind, Actor: optStr(e.Actor), Text: e.Text, Data: json.RawMessage(orEmpty(e.Data, "{}"))})
+	}
+	if err := s.decorateIncident(c.Context(), inc, &out); err != nil { // incident_changes.go
+		return err
 	}
 	return c.JSON(200, out)
 }

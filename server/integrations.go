@@ -81,16 +81,9 @@ func (s *Server) integrationRoutes() []*Route {
 	}
 }
 
-var integrationTools = map[string][]string{
-	store.IntegrationPrometheus:   {"prometheus_query", "prometheus_query_range"},
-	store.IntegrationAlertmanager: {"alertmanager_alerts", "alertmanager_silences"},
-	store.IntegrationLoki:         {"loki_query"},
-	store.IntegrationGrafana:      {"grafana_search", "grafana_alerts"},
-}
-
 func integrationOut(x *store.Integration) IntegrationOut {
 	return IntegrationOut{ID: x.ID, Kind: x.Kind, Name: x.Name, BaseURL: x.BaseURL, AuthScheme: x.AuthScheme,
-		AuthSecret: x.AuthSecret, OrgHeader: x.OrgHeader, Enabled: x.Enabled, Tools: integrationTools[x.Kind],
+		AuthSecret: x.AuthSecret, OrgHeader: x.OrgHeader, Enabled: x.Enabled, Tools: tools.IntegrationToolNames(x.Kind),
 		CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
 }
 

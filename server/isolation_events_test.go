@@ -12,6 +12,7 @@ var eventProbes = map[string]probe{
 	"POST /api/webhooks/{task_id}": nil,
 	// The badge token is a random capability, not a tenant id.
 	"GET /api/webhook-badges/{badge_token}": nil,
+	"GET /api/webhooks":                     func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/webhooks", nil) },
 	"GET /api/tasks/{task_id}/webhook":      func(o own, x ids) []probeReq { return taskProbe(o, x, "GET", "/webhook", nil) },
 	"PUT /api/tasks/{task_id}/webhook": func(o own, x ids) []probeReq {
 		return taskProbe(o, x, "PUT", "/webhook", map[string]any{"provider": "generic"})

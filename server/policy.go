@@ -9,6 +9,7 @@ import (
 
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/runner"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"github.com/opsagent/opsagent/server/tools"
 	"github.com/opsagent/opsagent/store"
 	"github.com/opsagent/opsagent/vault"
@@ -77,7 +78,7 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 		return s.secrets.Resolve(ctx, run.OrgID, run.ProjectID, names...)
 	}
 	out := []agent.Tool{
-		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.workDir(run), Secrets: secrets,
+		&tools.RunCommand{AllowLocal: s.cfg.AllowLocalCommands, WorkDir: s.workDir(run), Secrets: secrets, Kernel: s.kernel(),
 			Remote: s.connectorRemote(run.OrgID, run.ProjectID), AllSecretValues: s.allSecretValues(run.OrgID, run.ProjectID)},
 		&tools.HTTPRequest{Egress: s.httpEgress(ctx, run.OrgID, run.ProjectID), UserAgent: "opsagent/" + Version},
 	}
@@ -94,15 +95,7 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 		Endpoints: func(ctx context.Context, kind, name string) (*tools.Endpoint, error) {
 			return s.integrationEndpoint(ctx, run.OrgID, run.ProjectID, kind, name)
 		}}
-	for _, q := range tools.QueryTools(deps, kinds) {
-		out = append(out, q)
-	}
-	if kinds["alertmanager"] { // silences: change-capable, so approval-gated by the policy
-		for _, t := range tools.AlertmanagerSilenceTools(deps) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return append(out, tools.IntegrationTools(deps, kinds)...)
 }
 
 // policyToolByName finds one of the run's tools (unguarded).
@@ -122,6 +115,10 @@ type callDecision struct {
 	ruleIDs []string
 	// explain says why a call runs without a person (read-only proof).
 	explain string
+	// autoReadOnly: it runs without a person because it is read-only.
+	autoReadOnly bool
+	// sandbox is the kernel profile its commands run under (policy_sandbox.go).
+	sandbox sandbox.Profile
 }
 
 // evaluateCall decides a call with the rules as they are now:
@@ -142,6 +139,12 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 // evaluateCallWith decides a call against the given rules: the live ones
 // (evaluateCall), or a proposed or shadow set (rules_preview.go).
 func (s *Server) evaluateCallWith(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage, rules []store.Rule) (callDecision, error) {
+	d, err := s.decideCall(ctx, run, t, name, args, rules)
+	d.sandbox = sandboxFor(d, rules)
+	return d, err
+}
+
+func (s *Server) decideCall(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage, rules []store.Rule) (callDecision, error) {
 	view, err := viewCall(t, name, args)
 	if err != nil {
 		return callDecision{verdict: agent.Block("the arguments could not be read: " + err.Error()), view: view}, nil
@@ -194,14 +197,18 @@ func (s *Server) evaluateCallWith(ctx context.Context, run runner.RunInfo, t age
 	if d, observing := s.observeOnly(ctx, run, view, readOnly); observing {
 		return d, nil
 	}
+	enforced, unenforcedWhy := true, ""
+	if view.Scan != nil && view.Scan.autoOK && view.Scan.readOnly {
+		enforced, unenforcedWhy = s.readOnlyEnforced(ctx, run, args, view.Rendered.Command)
+	}
 	switch {
 	case approval != nil:
 		return callDecision{verdict: agent.NeedApproval(ruleLabel(&approval.Rule) + "." + parsedNote(view)), view: view, ruleIDs: []string{approval.ID}}, nil
 	case readOnly:
 		return callDecision{verdict: agent.Allow(), view: view}, nil
-	case view.Scan != nil && view.Scan.autoOK && view.Scan.readOnly:
-		return callDecision{verdict: agent.Allow(), view: view, explain: "ran without a person: the project lets read-only " +
-			"commands run, and " + view.Scan.roWhy}, nil
+	case view.Scan != nil && view.Scan.autoOK && view.Scan.readOnly && enforced:
+		return callDecision{verdict: agent.Allow(), view: view, autoReadOnly: true, explain: "ran without a person: the project lets read-only " +
+			"commands run, and " + view.Scan.roWhy + "; the kernel's sandbox holds it read-only"}, nil
 	case allow != nil:
 		return callDecision{verdict: agent.Allow(), view: view, ruleIDs: []string{allow.ID},
 			explain: "ran without a person: pre-approved by " + ruleLabel(&allow.Rule)}, nil
@@ -209,6 +216,8 @@ func (s *Server) evaluateCallWith(ctx context.Context, run runner.RunInfo, t age
 	why := name + " can change things; a person must approve this call."
 	if sc := view.Scan; sc != nil && sc.autoOK && !sc.readOnly {
 		why += " Not run automatically: " + sc.roWhy + "."
+	} else if sc != nil && sc.autoOK && !enforced {
+		why += " Not run automatically although it is read-only: the kernel cannot hold it read-only there (" + unenforcedWhy + ")."
 	}
 	return callDecision{verdict: agent.NeedApproval(why + parsedNote(view)), view: view}, nil
 }
@@ -281,6 +290,9 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		}
 	default:
 		return "", fmt.Errorf("refused and not run: %s", d.verdict.Reason)
+	}
+	if name == runCommandName {
+		ctx = tools.WithSandbox(ctx, d.sandbox)
 	}
 	out, err := g.Tool.Run(ctx, args)
 	if err != nil || note == "" {

@@ -162,6 +162,7 @@ func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, to
 	}
 	s.audit(ctx, AuditEvent{Action: "approval.executed", Outcome: "success", OrgID: run.OrgID, ProjectID: run.ProjectID,
 		TargetType: "approval", TargetID: id, Detail: map[string]any{"tool": tool, "session_id": run.SessionID}})
+	s.recordApprovedAction(ctx, run.OrgID, run.ProjectID, id) // changes.go: the feed shows what the agent changed
 	return id, nil
 }
 

@@ -33,6 +33,7 @@ func (s *Server) routeTable() []*Route {
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
 		s.webhookRoutes(),
+		s.webhookListRoutes(),
 		s.webhookMatchRoutes(),
 		s.approvalRoutes(),
 		s.incidentRoutes(),
@@ -57,6 +58,7 @@ func (s *Server) routeTable() []*Route {
 		s.windowRoutes(),
 		s.ruleWhatIfRoutes(),
 		s.postmortemRoutes(),
+		s.changeRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

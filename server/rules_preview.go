@@ -46,7 +46,10 @@ type RuleChangeOut struct {
 type RulePreviewOut struct {
 	Days                 int             `json:"days"`
 	CallsReplayed        int             `json:"calls_replayed"`
-	Truncated            bool            `json:"truncated" doc:"more calls were recorded than one preview replays"`
+	Truncated            bool            `json:"truncated" doc:"more calls were recorded than one preview replays: the newest are replayed, from replayed_from on"`
+	Since                time.Time       `json:"since" doc:"start of the requested window (now minus days)"`
+	ReplayedFrom         *time.Time      `json:"replayed_from" doc:"time of the oldest call replayed (null when none was); later than since when truncated"`
+	ReplayedTo           *time.Time      `json:"replayed_to" doc:"time of the newest call replayed (null when none was)"`
 	NewlyBlocked         int             `json:"newly_blocked"`
 	NewlyNeedingApproval int             `json:"newly_needing_approval"`
 	NewlyAllowed         int             `json:"newly_allowed"`
@@ -109,11 +112,15 @@ func (s *Server) handlePreviewRules(c *Ctx) error {
 			proposed = append(proposed, r)
 		}
 	}
-	calls, more, err := s.db.FindRecordedCalls(ctx, c.OrgID(), c.ProjectID(), s.Now().AddDate(0, 0, -req.Days), previewMaxCalls)
+	since := s.Now().AddDate(0, 0, -req.Days).UTC()
+	calls, more, err := s.db.FindRecordedCalls(ctx, c.OrgID(), c.ProjectID(), since, previewMaxCalls)
 	if err != nil {
 		return err
 	}
-	out := RulePreviewOut{Days: req.Days, CallsReplayed: len(calls), Truncated: more, Changes: []RuleChangeOut{}}
+	out := RulePreviewOut{Days: req.Days, CallsReplayed: len(calls), Truncated: more, Since: since, Changes: []RuleChangeOut{}}
+	if len(calls) > 0 {
+		out.ReplayedFrom, out.ReplayedTo = &calls[0].At, &calls[len(calls)-1].At
+	}
 	run := runner.RunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID()}
 	tools := map[string]agent.Tool{}
 	for _, rc := range calls {

@@ -82,6 +82,8 @@ type Server struct {
 	taskPages *store.Cache[[]byte]
 	// beyond: heartbeats, maintenance windows, postmortem drafts (beyond_state.go).
 	beyond beyondState
+	// investigator: the change feed's limits and the investigations' caches (changes.go).
+	investigator investigatorState
 	// chans holds the chat channels' open clients (channels_runtime.go).
 	chans *channelHub
 	// bg tracks work requests hand off to run after their answer (mail).

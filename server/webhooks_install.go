@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/opsagent/opsagent/scheduler"
@@ -43,5 +44,5 @@ func (s *Server) SweepWebhookRetention(ctx context.Context) error {
 	if n > 0 {
 		s.log.Info("webhook events past retention deleted", "count", n)
 	}
-	return err
+	return errors.Join(err, s.SweepChanges(ctx))
 }

@@ -42,6 +42,9 @@ func (s *Server) handleWebhookReceive(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if ack.Status == "accepted" && changeCandidate(st.Webhook.Provider, body) {
+		s.recordWebhookChange(c.Context(), st.Webhook.OrgID, st.Webhook.ProjectID, st.Webhook.Provider, c.R.Header, body)
+	}
 	if b := ack.appendJSON(make([]byte, 0, 128)); b != nil {
 		writeJSONBytes202(c.W, b)
 		return nil

@@ -266,7 +266,7 @@ type AgentUse struct {
 // the monthly run, token and cost quotas read it when a run starts.
 func (db *DB) FindAgentUse(ctx context.Context, orgID string, since time.Time) (AgentUse, error) {
 	var u AgentUse
-	err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2),
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2 AND unmetered = 0),
 		(SELECT COALESCE(SUM(tokens_in + tokens_out), 0) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2) +
 		(SELECT COALESCE(SUM(tokens_in + tokens_out), 0) FROM llm_calls WHERE org_id = ?1 AND created_at >= ?2),
 		(SELECT COALESCE(SUM(cost), 0) FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2) +

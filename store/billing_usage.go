@@ -33,7 +33,8 @@ const (
 )
 
 // ComputeUsage sums what the org recorded in period per project: agent
-// sessions created in it (runs, tokens, model cost), model calls made
+// sessions created in it (runs, tokens, model cost; a run the caps refused
+// is no run), model calls made
 // outside sessions (llm_calls: postmortem drafts; tokens and cost, not
 // runs) and webhook deliveries received in it (test deliveries and replays
 // excluded). Knowledge storage is a snapshot the caller adds, since
@@ -45,7 +46,7 @@ func (db *DB) ComputeUsage(ctx context.Context, orgID, period string) ([]MeterRo
 	}
 	var out []MeterRow
 	rows, err := db.r.QueryContext(ctx, `SELECT project_id, SUM(runs), SUM(tokens), SUM(cost) FROM (
-		SELECT project_id, count(*) AS runs, COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+		SELECT project_id, SUM(CASE WHEN unmetered = 0 THEN 1 ELSE 0 END) AS runs, COALESCE(SUM(tokens_in + tokens_out), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
 		FROM agent_sessions WHERE org_id = ?1 AND created_at >= ?2 AND created_at < ?3 GROUP BY project_id
 		UNION ALL
 		SELECT project_id, 0, COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -176,12 +177,13 @@ type RecordedCall struct {
 }
 
 // FindRecordedCalls lists a project's tool calls since a time, oldest
-// first, at most limit (more reports true).
+// first: the newest limit of them when there are more (more reports true),
+// since a what-if is about the calls a rule would meet next.
 func (db *DB) FindRecordedCalls(ctx context.Context, orgID, projectID string, since time.Time, limit int) ([]RecordedCall, bool, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT e.session_id, e.seq, e.created_at, e.data FROM session_events e
 		JOIN agent_sessions s ON s.id = e.session_id
 		WHERE s.org_id = ? AND s.project_id = ? AND s.last_activity >= ? AND e.type = 'tool.call' AND e.created_at >= ?
-		ORDER BY e.created_at, e.session_id, e.seq LIMIT ?`, orgID, projectID, TS(since), TS(since), limit+1)
+		ORDER BY e.created_at DESC, e.session_id DESC, e.seq DESC LIMIT ?`, orgID, projectID, TS(since), TS(since), limit+1)
 	if err != nil {
 		return nil, false, err
 	}
@@ -200,5 +202,6 @@ func (db *DB) FindRecordedCalls(ctx context.Context, orgID, projectID string, si
 	if more {
 		out = out[:limit]
 	}
+	slices.Reverse(out)
 	return out, more, rows.Err()
 }

@@ -44,6 +44,9 @@ type MessageEvent struct {
 	Step      int            `json:"step"`
 	Content   string         `json:"content"`
 	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
+	// Reasoning is the model's thinking before the answer; never the answer.
+	Reasoning string `json:"reasoning,omitempty"`
+	Model     string `json:"model,omitempty"` // the model that answered
 }
 
 // ToolCallEvent announces a tool call the model made, before any check.
@@ -97,6 +100,7 @@ type UsageEvent struct {
 	Usage llm.Usage `json:"usage"`
 	Total llm.Usage `json:"total"`
 	Cost  float64   `json:"cost"` // running total, USD
+	Model string    `json:"model,omitempty"`
 }
 
 // ErrorEvent explains a failed, timed-out or cancelled run. Code is an
@@ -113,4 +117,28 @@ type Done struct {
 	Steps  int       `json:"steps"`
 	Usage  llm.Usage `json:"usage"`
 	Cost   float64   `json:"cost"`
+}
+
+// EventContext reports what the run did to stay inside the model's context
+// window (ContextEvent).
+const EventContext EventType = "context"
+
+// ContextEvent is one act of context keeping. Action is "compacted" (tool
+// results shortened), "summarized" (earlier turns replaced by a summary
+// written by a model call, whose Usage and Cost are here and counted in the
+// run's) or "overflow_retry" (the server refused the request as too long;
+// it is compacted further and sent once more).
+type ContextEvent struct {
+	Step         int        `json:"step"`
+	Action       string     `json:"action"`
+	Compacted    int        `json:"compacted,omitempty"`
+	Summarized   int        `json:"summarized,omitempty"`
+	TokensBefore int        `json:"tokens_before,omitempty"`
+	TokensAfter  int        `json:"tokens_after,omitempty"`
+	Window       int        `json:"window"`
+	Reserve      int        `json:"reserve"`
+	Usage        *llm.Usage `json:"usage,omitempty"`
+	Cost         float64    `json:"cost,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Message      string     `json:"message,omitempty"`
 }

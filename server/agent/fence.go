@@ -29,7 +29,7 @@ func fence(name, body string) string {
 // truncate keeps the head and the tail of s within budget bytes (a command's
 // first lines say what ran, its last lines how it ended) and says in the
 // text itself what was cut, so the model does not mistake it for the whole.
-func truncate(s string, budget int) (string, bool) {
+func truncate(s string, budget int, callID string) (string, bool) {
 	if budget <= 0 || len(s) <= budget {
 		return s, false
 	}
@@ -37,8 +37,8 @@ func truncate(s string, budget int) (string, bool) {
 	tail := cutForward(s, len(s)-(budget-len(head)))
 	omitted := tail - len(head)
 	return fmt.Sprintf("%s\n[... %d of %d bytes omitted here: the output exceeded the %d-byte budget; "+
-		"the full text is kept in the session transcript. Narrow the command if you need the middle ...]\n%s",
-		s[:len(head)], omitted, len(s), budget, s[tail:]), true
+		"the full text is kept: read it with %s, or narrow the command ...]\n%s",
+		s[:len(head)], omitted, len(s), budget, readBackNote(callID), s[tail:]), true
 }
 
 // cutBack returns the longest prefix of s of at most n bytes that ends on
@@ -63,7 +63,7 @@ func cutForward(s string, i int) int {
 // names the tool whose call the result answers.
 func viewOf(m llm.Message, toolName string, budget int) llm.Message {
 	if m.Role == llm.RoleTool && !m.Platform {
-		body, _ := truncate(m.Content, budget)
+		body, _ := truncate(m.Content, budget, m.ToolCallID)
 		m.Content = fence(toolName, body)
 	}
 	return m

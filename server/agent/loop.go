@@ -13,16 +13,17 @@ import (
 
 // run is the state of one Run or Resume call.
 type run struct {
-	cfg       Config
-	emit      func(Event)
-	system    string
-	approval  *Approval
-	msgs      []llm.Message     // the transcript, tool output in full
-	view      []llm.Message     // the same as the model sees it, built once per message
-	callNames map[string]string // tool call id -> tool name, to label fenced results
-	usage     llm.Usage
-	cost      float64
-	steps     int
+	cfg        Config
+	emit       func(Event)
+	system     string
+	approval   *Approval
+	msgs       []llm.Message     // the transcript, tool output in full
+	view       []llm.Message     // the same as the model sees it, built once per message
+	callNames  map[string]string // tool call id -> tool name, to label fenced results
+	usage      llm.Usage
+	cost       float64
+	steps      int
+	modelState // context window, output checks (context.go, output.go)
 }
 
 func (r *run) append(m llm.Message) {
@@ -30,7 +31,7 @@ func (r *run) append(m llm.Message) {
 		r.callNames[c.ID] = c.Name
 	}
 	r.msgs = append(r.msgs, m)
-	r.view = append(r.view, viewOf(m, r.callNames[m.ToolCallID], r.cfg.ToolOutputBudget))
+	r.view = append(r.view, viewOf(m, r.callNames[m.ToolCallID], r.resultBudget()))
 }
 
 func (r *run) loop(ctx context.Context) Result {
@@ -54,10 +55,7 @@ func (r *run) loop(ctx context.Context) Result {
 		}
 		r.steps++
 		step := r.steps
-		resp, err := r.cfg.Provider.Stream(ctx, llm.Request{
-			Model: r.cfg.Model, System: r.system, Messages: r.view,
-			Tools: r.cfg.Tools.Specs(), MaxTokens: r.cfg.MaxTokens,
-		}, func(d llm.Delta) {
+		resp, err := r.ask(ctx, step, func(d llm.Delta) {
 			r.emit(Event{Type: EventMessageDelta, Data: MessageDelta{Step: step, Text: d.Text}})
 		})
 		if err != nil {
@@ -70,12 +68,15 @@ func (r *run) loop(ctx context.Context) Result {
 			}
 			return r.finish(StatusFailed, code, "LLM request failed: "+err.Error(), err)
 		}
-		calls := uniqueIDs(resp.ToolCalls, step)
-		r.append(llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: calls})
-		r.emit(Event{Type: EventMessage, Data: MessageEvent{Step: step, Content: resp.Content, ToolCalls: calls}})
+		calls := r.uniqueIDs(resp.ToolCalls, step)
+		r.append(llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: calls,
+			Reasoning: resp.Reasoning, ReasoningSignature: resp.ReasoningSignature})
+		r.emit(Event{Type: EventMessage, Data: MessageEvent{Step: step, Content: resp.Content, ToolCalls: calls,
+			Reasoning: resp.Reasoning, Model: r.answeredBy(resp)}})
 		r.usage = r.usage.Add(resp.Usage)
-		r.cost += r.cfg.Prices.Cost(r.modelName(), resp.Usage)
-		r.emit(Event{Type: EventUsage, Data: UsageEvent{Step: step, Usage: resp.Usage, Total: r.usage, Cost: r.cost}})
+		r.cost += r.cfg.Prices.Cost(r.answeredBy(resp), resp.Usage)
+		r.emit(Event{Type: EventUsage, Data: UsageEvent{Step: step, Usage: resp.Usage, Total: r.usage, Cost: r.cost,
+			Model: r.answeredBy(resp)}})
 		if len(calls) == 0 {
 			return r.finish(StatusCompleted, "", "", nil)
 		}
@@ -95,9 +96,12 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 		if ctx.Err() != nil {
 			return r.stopped(ctx, nil), true
 		}
+		if r.special(step, c) { // get_tool_output, or a call the output checks refused
+			continue
+		}
 		tool, err := r.cfg.Tools.validate(c.Name, c.Arguments)
 		if err != nil {
-			r.answer(step, c, "error: "+err.Error(), true, false, false, true, 0)
+			r.invalidCall(step, c, err)
 			continue
 		}
 		call := Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, ReadOnly: tool.ReadOnly()}
@@ -125,7 +129,7 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 			r.answer(step, c, "error: this call was refused and did not run: "+d.Reason, true, true, false, true, 0)
 		}
 	}
-	return Result{}, false
+	return r.invalidLimit(step)
 }
 
 // decide applies a human's approval to its call, else asks the Gate.
@@ -172,7 +176,7 @@ func (r *run) answer(step int, c llm.ToolCall, text string, isErr, blocked, from
 	r.append(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: text, IsError: isErr, Platform: platform})
 	r.emit(Event{Type: EventToolResult, Data: ToolResultEvent{
 		Step: step, CallID: c.ID, Name: c.Name, Output: text, IsError: isErr, Blocked: blocked,
-		Truncated: fromTool && len(text) > r.cfg.ToolOutputBudget, DurationMS: took.Milliseconds(),
+		Truncated: fromTool && len(text) > r.resultBudget(), DurationMS: took.Milliseconds(),
 	}})
 }
 
@@ -208,10 +212,14 @@ func (r *run) modelName() string {
 }
 
 // uniqueIDs gives every call a distinct id: some local servers send none or
-// repeat one, and results are matched to calls by id.
-func uniqueIDs(calls []llm.ToolCall, step int) []llm.ToolCall {
+// repeat one, and results are matched to calls by id. A repeated id is
+// remembered, so the call is answered as the mistake it is (output.go).
+func (r *run) uniqueIDs(calls []llm.ToolCall, step int) []llm.ToolCall {
 	seen := make(map[string]bool, len(calls))
 	for i := range calls {
+		if calls[i].ID != "" && seen[calls[i].ID] {
+			r.noteDuplicate(fmt.Sprintf("call_s%d_%d", step, i), calls[i].ID)
+		}
 		if calls[i].ID == "" || seen[calls[i].ID] {
 			calls[i].ID = fmt.Sprintf("call_s%d_%d", step, i)
 		}

@@ -55,10 +55,21 @@ type Config struct {
 	// ToolOutputBudget bounds, in bytes, each tool result shown to the model
 	// (default 16 KiB); the transcript and events keep the full text.
 	ToolOutputBudget int
-	Gate             Gate       // nil allows every valid call
-	Budget           Budget     // nil: no limit beyond MaxSteps
-	Prices           llm.Prices // nil: llm.DefaultPrices()
-	Logger           *slog.Logger
+	Gate             Gate   // nil allows every valid call
+	Budget           Budget // nil: no limit beyond MaxSteps
+	// ContextWindow is the model's context in tokens; 0 takes
+	// llm.DefaultContextWindow of the model's name, and when that is
+	// unknown too nothing is counted until the server reports a limit.
+	ContextWindow int
+	// AnswerReserve is kept free of the window for the answer; 0 is
+	// DefaultAnswerReserve.
+	AnswerReserve int
+	// MaxInvalidOutputs bounds consecutive steps whose every tool call
+	// was malformed before the run stops with CodeModelOutputInvalid
+	// (default 5).
+	MaxInvalidOutputs int
+	Prices            llm.Prices // nil: llm.DefaultPrices()
+	Logger            *slog.Logger
 }
 
 // Pending is the call a run stopped for in StatusWaitingApproval.
@@ -149,6 +160,7 @@ func start(ctx context.Context, cfg Config, history []llm.Message, a *Approval, 
 	if len(cfg.Tools.Specs()) > 0 {
 		r.system += fencePreamble
 	}
+	r.initModels()
 	for _, m := range closeAbandoned(history) {
 		r.append(m)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -124,15 +125,47 @@ func (s *ToolSet) validate(name string, args json.RawMessage) (Tool, error) {
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, fmt.Errorf("arguments for %s are not valid JSON (%v); send one JSON object", name, err)
+		return nil, fmt.Errorf("arguments for %s are not valid JSON (%v); send one JSON object; %s", name, err, fieldList(e.tool.Spec().Parameters))
 	}
 	if _, isObject := v.(map[string]any); !isObject {
 		return nil, fmt.Errorf("arguments for %s must be a JSON object", name)
 	}
 	if e.schema != nil {
 		if err := e.schema.Validate(v); err != nil {
-			return nil, fmt.Errorf("arguments for %s do not match its schema: %v", name, err)
+			return nil, fmt.Errorf("arguments for %s do not match its schema: %v; %s", name, err, fieldList(e.tool.Spec().Parameters))
 		}
 	}
 	return e.tool, nil
+}
+
+// fieldList names a tool's argument fields, their types and which are
+// required, for error messages that tell a model how to fix its call.
+func fieldList(params json.RawMessage) string {
+	var sch struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(params, &sch) != nil || len(sch.Properties) == 0 {
+		return "it takes no arguments: send {}"
+	}
+	req := map[string]bool{}
+	for _, n := range sch.Required {
+		req[n] = true
+	}
+	names := make([]string, 0, len(sch.Properties))
+	for n := range sch.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		p := fmt.Sprintf("%s (%v", n, sch.Properties[n].Type)
+		if req[n] {
+			p += ", required"
+		}
+		parts = append(parts, p+")")
+	}
+	return "valid fields: " + strings.Join(parts, ", ")
 }

@@ -257,7 +257,7 @@ func (c *RunCaps) Start() string {
 	case c.ReadOnly:
 		return "the organization is read-only: its payment is past due beyond the grace period"
 	case c.Runs != nil && float64(c.Used.Runs) > *c.Runs:
-		return fmt.Sprintf("the plan's monthly cap of %g agent runs is reached (%d this month, plan %s)", *c.Runs, c.Used.Runs, c.Plan)
+		return fmt.Sprintf("the plan's monthly cap of %g agent runs is reached (%d this month, plan %s)", *c.Runs, c.Used.Runs-1, c.Plan)
 	}
 	return c.During(0, 0)
 }

@@ -227,7 +227,7 @@ func (s *chatSession) decide(ctx context.Context, ap *approvalData) (bool, error
 		var apiErr *APIError
 		switch {
 		case err == nil:
-			o.note("%s", o.errPaint(dim, action+"d; the agent continues"))
+			o.note("%s", o.errPaint(dim, map[string]string{"approve": "approved", "deny": "denied"}[action]+"; the agent continues"))
 			return true, nil
 		case errors.As(err, &apiErr) && apiErr.Status == http.StatusForbidden:
 			o.note("%s; approval %s waits for someone who may decide it", apiErr.Detail, ap.ApprovalID)

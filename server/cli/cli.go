@@ -43,7 +43,7 @@ type Invocation struct {
 }
 
 // Names are the subcommands this package serves.
-var Names = []string{"chat", "sessions", "tasks", "approvals", "incidents", "postmortems", "webhooks", "rules", "channels",
+var Names = []string{"chat", "sessions", "tasks", "approvals", "incidents", "changes", "postmortems", "webhooks", "rules", "channels",
 	"heartbeats", "maintenance", "billing", "projects", "whoami", "completion"}
 
 // Run executes one client subcommand. The error it returns carries the exit
@@ -114,7 +114,7 @@ func (a *app) root(others [][2]string) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErrorf(c, "%v", err) })
 	a.globalFlags(root)
-	root.AddCommand(a.chatCmd(), a.sessionsCmd(), a.tasksCmd(), a.approvalsCmd(), a.incidentsCmd(), a.postmortemsCmd(),
+	root.AddCommand(a.chatCmd(), a.sessionsCmd(), a.tasksCmd(), a.approvalsCmd(), a.incidentsCmd(), a.changesCmd(), a.postmortemsCmd(),
 		a.webhooksCmd(), a.rulesCmd(), a.channelsCmd(), a.heartbeatsCmd(), a.maintenanceCmd(), a.billingCmd(), a.projectsCmd(),
 		a.whoamiCmd(), a.completionCmd(root))
 	for _, o := range others {

@@ -161,8 +161,17 @@ func (a *app) whoamiCmd() *cobra.Command {
 			} else if prof.Project != "" {
 				proj = prof.ProjectName + " (" + prof.Project + ")"
 			}
+			// The org by name as well as id: an id alone says little to a
+			// person with several. A failed look-up still shows the id.
+			org := me.CurrentOrgID
+			var o struct {
+				Name string `json:"name"`
+			}
+			if me.CurrentOrgID != "" && c.call(cmd.Context(), "GET", "/api/organizations/"+url.PathEscape(me.CurrentOrgID), nil, nil, &o, nil) == nil && o.Name != "" {
+				org = o.Name + " (" + me.CurrentOrgID + ")"
+			}
 			a.out.fields([][2]string{{"user", me.Email + nameSuffix(me.Name)}, {"user id", me.ID}, {"role", me.Role},
-				{"organization", me.CurrentOrgID}, {"server", c.base}, {"profile", a.profile}, {"project", proj}, {"credential", how}})
+				{"organization", org}, {"server", c.base}, {"profile", a.profile}, {"project", proj}, {"credential", how}})
 			return nil
 		}}
 }

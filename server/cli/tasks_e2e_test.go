@@ -159,6 +159,12 @@ func TestProjectsUseRemembersTheProjectPerProfile(t *testing.T) {
 	if !strings.Contains(who, "pm@example.com") || !strings.Contains(who, "Staging") || !strings.Contains(who, "API key") {
 		t.Fatalf("whoami:\n%s", who)
 	}
+	// The organization by its name, not only its id.
+	org := s.must(200, "GET", "/api/auth/me", u.token, "", nil)["current_org_id"].(string)
+	s.must(200, "PATCH", "/api/organizations/"+org, u.token, "", map[string]any{"name": "Acme Operations"})
+	if who := ok(t, env, "whoami").stdout; !strings.Contains(who, "Acme Operations ("+org+")") {
+		t.Fatalf("whoami does not name the organization:\n%s", who)
+	}
 	// A bad token is the server's refusal, exit 4.
 	exits(t, 4, "refused OPSAGENT_TOKEN", s.cliEnv(home, "opsk_notakey"), "whoami")
 }

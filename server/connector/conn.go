@@ -22,7 +22,8 @@ type Conn struct {
 	connectedAt time.Time
 	lastSeen    atomic.Int64 // unix nanoseconds of the last frame received
 	gone        chan struct{}
-	welcomed    chan struct{} // closed once the welcome is written: no run may overtake it
+	welcomed    chan struct{}      // closed once the welcome is written: no run may overtake it
+	cancelRead  context.CancelFunc // ends Serve's reads, which closes the socket
 
 	mu     sync.Mutex
 	hello  Hello
@@ -47,8 +48,11 @@ const maxBadFrames = 50
 // the hello, answers welcome, registers the connection and reads frames.
 func (h *Hub) Serve(ctx context.Context, ws *websocket.Conn, id Identity, ip string) {
 	ws.SetReadLimit(MaxFrame)
+	ctx, cancelRead := context.WithCancel(ctx)
+	defer cancelRead()
 	now := h.opt.Now()
-	c := &Conn{hub: h, id: id, ws: ws, ip: ip, connectedAt: now.UTC(), gone: make(chan struct{}), welcomed: make(chan struct{}), calls: map[string]*call{}}
+	c := &Conn{hub: h, id: id, ws: ws, ip: ip, connectedAt: now.UTC(), gone: make(chan struct{}), welcomed: make(chan struct{}),
+		cancelRead: cancelRead, calls: map[string]*call{}}
 	c.lastSeen.Store(now.UnixNano())
 	log := h.log.With("connector_id", id.ConnectorID, "project_id", id.ProjectID, "ip", ip)
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -65,7 +69,6 @@ func (h *Hub) Serve(ctx context.Context, ws *websocket.Conn, id Identity, ip str
 	h.register(c)
 	defer func() {
 		c.drop(websocket.StatusNormalClosure, "")
-		h.unregister(c)
 		log.Info("connector disconnected", "name", id.Name)
 	}()
 	if err := c.send(ctx, &Frame{Type: TypeWelcome, Welcome: &Welcome{ConnectorID: id.ConnectorID, Name: id.Name,
@@ -216,27 +219,49 @@ func (c *Conn) send(ctx context.Context, f *Frame) error {
 	return err
 }
 
-// drop closes the connection once; calls in flight end as lost.
+// drop closes the connection once; calls in flight end as lost, and the
+// hub stops listing it at that moment, not when the close handshake is over.
 func (c *Conn) drop(code websocket.StatusCode, reason string) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.markGone() {
 		return
 	}
-	c.closed = true
-	close(c.gone)
-	c.mu.Unlock()
 	// The close handshake waits for the peer at most briefly: a revoked
-	// connector must be off within a second.
+	// connector must be off within a second. (CloseNow waits for a Close
+	// already under way, so it cannot cut that handshake short; cancelling
+	// the reader's context can, and Serve returns then.)
 	go func() {
 		done := make(chan struct{})
 		go func() { _ = c.ws.Close(code, reason); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(500 * time.Millisecond):
-			_ = c.ws.CloseNow()
+			c.cancelRead()
 		}
 	}()
+}
+
+// lose drops a connection whose peer is gone (heartbeat missed): there is
+// nobody to answer a close handshake, so the socket is closed at once.
+func (c *Conn) lose() {
+	if c.markGone() {
+		go func() { _ = c.ws.CloseNow() }()
+	}
+}
+
+// markGone marks the connection closed and takes it off the hub before its
+// calls are told (so a call that ended lost never finds the host online);
+// false if it was already.
+func (c *Conn) markGone() bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.hub.unregister(c)
+	close(c.gone)
+	return true
 }
 
 // sanitizeHello bounds what a connector reports about itself.

@@ -102,13 +102,16 @@ func (h *Hub) Close() {
 		close(h.stop)
 		h.mu.Lock()
 		conns := make([]*Conn, 0, len(h.conns))
-		for _, c := range h.conns {
+		for id, c := range h.conns {
 			conns = append(conns, c)
+			delete(h.conns, id)
 		}
 		h.mu.Unlock()
 		for _, c := range conns {
 			c.drop(websocket.StatusGoingAway, "server shutting down")
 		}
+		// Taken off above, so reported here in one batch, not one by one.
+		h.report(conns...)
 		h.wg.Wait()
 	})
 }
@@ -238,13 +241,20 @@ func (h *Hub) register(c *Conn) {
 	h.report(c)
 }
 
-func (h *Hub) unregister(c *Conn) {
+// unregister takes c off the hub if it is still the connector's live
+// connection, and reports its last contact; false if it was not (already
+// taken off, or replaced by a newer connection whose facts stand).
+func (h *Hub) unregister(c *Conn) bool {
 	h.mu.Lock()
-	if h.conns[c.id.ConnectorID] == c {
+	mine := h.conns[c.id.ConnectorID] == c
+	if mine {
 		delete(h.conns, c.id.ConnectorID)
 	}
 	h.mu.Unlock()
-	h.report(c)
+	if mine {
+		h.report(c)
+	}
+	return mine
 }
 
 func (h *Hub) report(cs ...*Conn) {
@@ -263,17 +273,20 @@ func (h *Hub) report(cs ...*Conn) {
 }
 
 // sweep drops silent connections and flushes last-seen times. One
-// goroutine for the whole hub: idle connections cost no timers.
+// goroutine for the whole hub: idle connections cost no timers. It sleeps
+// until the earliest moment a connection can outlive the window, so a
+// connection is declared lost at Window() after its last frame, not at the
+// next fixed tick (which made it up to 3 heartbeats).
 func (h *Hub) sweep() {
 	defer h.wg.Done()
-	tick := time.NewTicker(max(h.opt.Heartbeat/2, 50*time.Millisecond))
-	defer tick.Stop()
+	timer := time.NewTimer(h.opt.Heartbeat / 2)
+	defer timer.Stop()
 	lastFlush := h.opt.Now()
 	for {
 		select {
 		case <-h.stop:
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
 		now := h.opt.Now()
 		h.mu.Lock()
@@ -283,17 +296,25 @@ func (h *Hub) sweep() {
 		}
 		h.mu.Unlock()
 		var fresh []*Conn
+		// A connection registered after this pass has a deadline a whole
+		// window away, later than the longest sleep below.
+		next := h.opt.Heartbeat / 2
 		for _, c := range live {
-			if now.Sub(time.Unix(0, c.lastSeen.Load())) > h.Window() {
+			left := h.Window() - now.Sub(time.Unix(0, c.lastSeen.Load()))
+			if left < 0 {
 				h.log.Warn("connector: heartbeat missed; connection dropped", "connector_id", c.id.ConnectorID, "window", h.Window())
-				c.drop(websocket.StatusGoingAway, "heartbeat missed")
+				c.lose()
 				continue
 			}
+			next = min(next, left)
 			fresh = append(fresh, c)
 		}
 		if now.Sub(lastFlush) >= h.opt.FlushEvery {
 			lastFlush = now
 			h.report(fresh...)
 		}
+		// A frame arriving meanwhile only moves a deadline later: waking
+		// early costs one pass, never a late drop.
+		timer.Reset(max(next+time.Millisecond, 5*time.Millisecond))
 	}
 }

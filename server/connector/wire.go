@@ -9,7 +9,7 @@
 //
 //	connector -> server  hello    {version, hostname, os, arch, name?, labels?}
 //	server -> connector  welcome  {connector_id, name, heartbeat_ms, max_frame}
-//	server -> connector  run      {call_id, command, env, timeout_ms, max_output}
+//	server -> connector  run      {call_id, command, env, timeout_ms, max_output, sandbox}
 //	server -> connector  cancel   {call_id}
 //	connector -> server  output   {call_id, data}                 (many, in order)
 //	connector -> server  result   {call_id, exit_code, duration_ms, timed_out, refused, error}
@@ -20,7 +20,11 @@
 // output or results for any other call id are dropped and logged.
 package connector
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/opsagent/opsagent/server/sandbox"
+)
 
 // Frame types.
 const (
@@ -72,6 +76,9 @@ type Hello struct {
 	// Kind is "" for a host, "kubernetes" for a cluster (kube_wire.go).
 	Kind       string    `json:"kind,omitempty"`
 	Kubernetes *KubeInfo `json:"kubernetes,omitempty"`
+	// Sandbox is what the host's kernel offers the sandbox (nil from a
+	// connector that predates it: read-only commands then ask a person).
+	Sandbox *sandbox.Kernel `json:"sandbox,omitempty"`
 }
 
 // Welcome answers a hello: who the connector is and how often to beat.
@@ -90,6 +97,10 @@ type Run struct {
 	MaxOutput int64             `json:"max_output"`
 	// Kube is a typed cluster request, sent only to a kubernetes connector.
 	Kube *KubeCall `json:"kube,omitempty"`
+	// Sandbox is the profile the server built from the call's decision;
+	// the host narrows it with its own and applies it (nil: host-changing
+	// calls denied, from a server that predates the sandbox).
+	Sandbox *sandbox.Profile `json:"sandbox,omitempty"`
 }
 
 // Result ends a call. Refused is set when the host's allow-list refused
@@ -103,6 +114,9 @@ type Result struct {
 	Error      string `json:"error,omitempty"`
 	// Truncated: the connector stopped sending output at MaxOutput.
 	Truncated bool `json:"truncated,omitempty"`
+	// SandboxRefused names what the host's sandbox refused the command
+	// ("write to /etc/x").
+	SandboxRefused []string `json:"sandbox_refused,omitempty"`
 }
 
 // Encode marshals a frame; frames are built from plain values and cannot fail.

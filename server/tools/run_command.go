@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/server/agent/llm"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"github.com/opsagent/opsagent/vault"
 )
 
@@ -39,6 +40,8 @@ type RunCommand struct {
 	MaxOutput int
 	// Remote runs commands on the project's connectors; nil when none serve it.
 	Remote Remote
+	// Kernel is what this host's kernel offers the sandbox.
+	Kernel sandbox.Kernel
 	// AllSecretValues are every secret value of the project and its org,
 	// masked in everything a connector sends back.
 	AllSecretValues func(ctx context.Context) ([]string, error)
@@ -121,9 +124,16 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", a.Command)
-	cmd.Dir, cmd.Env = r.WorkDir, env
-	setProcessGroup(cmd)
+	prof, cleanup, err := localSandbox(SandboxOf(ctx), r.Kernel, r.WorkDir)
+	if err != nil {
+		return "", fmt.Errorf("the sandbox could not be prepared (%v); the command did not run", err)
+	}
+	defer cleanup()
+	cmd, err := sandbox.Command(cctx, prof, "/bin/sh", "-c", a.Command)
+	if err != nil {
+		return "", err
+	}
+	cmd.Dir, cmd.Env = r.WorkDir, tmpEnv(env, prof.TempDir)
 	cmd.WaitDelay = 2 * time.Second
 	buf := newCapBuffer(orDefault(r.MaxOutput, 256<<10))
 	mw := masker.Writer(buf)
@@ -146,7 +156,8 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 	default:
 		return "", fmt.Errorf("could not start the command: %s", masker.Mask(runErr.Error()))
 	}
-	return fmt.Sprintf("%s (target %s, %s)\n%s", head, TargetServer, took, buf.String()), nil
+	out := buf.String()
+	return fmt.Sprintf("%s (target %s, %s)\n%s%s", head, TargetServer, took, out, RefusalNote(prof.Refusals(out, r.WorkDir))), nil
 }
 
 func (r *RunCommand) timeout(seconds int) time.Duration {

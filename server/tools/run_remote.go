@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"io"
 	"sort"
 	"strings"
@@ -34,6 +35,8 @@ type RemoteCommand struct {
 	Command string
 	Env     map[string]string
 	Timeout time.Duration
+	// Sandbox is the profile the host runs it under.
+	Sandbox sandbox.Profile
 }
 
 // RemoteResult is how it ended on the host.
@@ -44,6 +47,8 @@ type RemoteResult struct {
 	Refused   string // the host's allow-list refused it: it did not run
 	Error     string // it could not start
 	Truncated bool   // the connector stopped forwarding output at its cap
+	// SandboxRefused names what the host's sandbox refused the command.
+	SandboxRefused []string
 }
 
 // Remote runs commands on a project's connectors. The server implements it
@@ -131,7 +136,7 @@ func (r *RunCommand) runRemote(ctx context.Context, a commandArgs, target string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i] = r.runOnHost(ctx, h, RemoteCommand{Command: a.Command, Env: env, Timeout: timeout}, masker, perHost, live)
+			outs[i] = r.runOnHost(ctx, h, RemoteCommand{Command: a.Command, Env: env, Timeout: timeout, Sandbox: SandboxOf(ctx)}, masker, perHost, live)
 		}()
 	}
 	wg.Wait()
@@ -191,6 +196,7 @@ func (r *RunCommand) runOnHost(ctx context.Context, h RemoteHost, cmd RemoteComm
 	if res.Truncated {
 		out += "\n[the host stopped forwarding output at its cap]\n"
 	}
+	out += RefusalNote(res.SandboxRefused)
 	return hostOutcome{text: fmt.Sprintf("%s (%s, %s)\n%s", head, where, res.Duration.Round(time.Millisecond), out)}
 }
 

@@ -57,6 +57,8 @@ type anBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
 }
 
 type anTool struct {
@@ -89,6 +91,8 @@ type anEvent struct {
 	Delta *struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		PartialJSON string `json:"partial_json"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"` // content_block_delta, message_delta
@@ -103,6 +107,7 @@ type anEvent struct {
 type anBlockState struct {
 	typ, id, name string
 	text          strings.Builder
+	signature     string
 	input         json.RawMessage // from content_block_start
 	partial       []byte          // input_json_delta pieces
 	sawPartial    bool
@@ -180,6 +185,10 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 					b.text.WriteString(e.Delta.Text)
 					onDelta(Delta{Text: e.Delta.Text})
 				}
+			case "thinking_delta":
+				b.text.WriteString(e.Delta.Thinking) // reasoning: kept, never streamed as the answer
+			case "signature_delta":
+				b.signature += e.Delta.Signature
 			case "input_json_delta":
 				b.partial = append(b.partial, e.Delta.PartialJSON...)
 				b.sawPartial = true
@@ -213,6 +222,11 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 		switch b.typ {
 		case "text":
 			text.WriteString(b.text.String())
+		case "thinking":
+			out.Reasoning += b.text.String()
+			out.ReasoningSignature += b.signature
+		case "redacted_thinking":
+			// encrypted reasoning: nothing to show, nothing this server can resend faithfully
 		case "tool_use":
 			// The text the model sent is kept even when it is not JSON (a
 			// call cut off by max_tokens), so the agent can tell it its
@@ -275,6 +289,13 @@ func anthropicHistory(msgs []Message) []anMessage {
 			blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &content, IsError: m.IsError})
 		case RoleAssistant:
 			role = "assistant"
+			// A signed thinking block must precede the tool_use blocks it
+			// led to, or the API refuses the continuation; unsigned
+			// reasoning (another provider's) is never sent.
+			if m.ReasoningSignature != "" && len(m.ToolCalls) > 0 {
+				thinking := m.Reasoning
+				blocks = append(blocks, anBlock{Type: "thinking", Thinking: &thinking, Signature: m.ReasoningSignature})
+			}
 			if m.Content != "" {
 				blocks = append(blocks, anBlock{Type: "text", Text: &content})
 			}

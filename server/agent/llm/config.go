@@ -39,6 +39,9 @@ type Config struct {
 	// (Timeout and the caller's context govern).
 	HTTPClient *http.Client
 	Logger     *slog.Logger // nil discards
+	// TextToolCalls recognises tool calls an open model wrote into its
+	// answer (textcalls.go); nil means on for a local BaseURL, off otherwise.
+	TextToolCalls *bool
 }
 
 // RetryPolicy bounds retries of transient failures (429, 5xx, timeouts,
@@ -47,6 +50,9 @@ type RetryPolicy struct {
 	MaxAttempts int           // total attempts including the first; default 4; 1 disables retries
 	BaseDelay   time.Duration // first back-off; default 500ms; doubles each attempt
 	MaxDelay    time.Duration // cap on one wait, Retry-After included; default 30s
+	// GiveUpAfter, when set, returns a 429 or 503 at once when its
+	// Retry-After is longer: a failover chain tries the next model instead.
+	GiveUpAfter time.Duration
 }
 
 func (p RetryPolicy) withDefaults() RetryPolicy {

@@ -27,6 +27,9 @@ const (
 	ClassNetwork     ErrorClass = "network"      // connection refused, reset, cut stream
 	ClassBadResponse ErrorClass = "bad_response" // 2xx with a body that is not the wire format
 	ClassCanceled    ErrorClass = "canceled"     // the caller's context ended
+	// ClassContextOverflow is a request the server refused as longer than
+	// the model's context window (overflow.go reads each server's words).
+	ClassContextOverflow ErrorClass = "context_overflow"
 )
 
 // Error is the one error type that leaves this package. Message never holds
@@ -37,8 +40,13 @@ type Error struct {
 	Status     int           // HTTP status, 0 when no response arrived
 	RetryAfter time.Duration // from Retry-After / retry-after-ms, 0 when absent
 	Attempts   int           // how many attempts were made
-	Message    string
-	Err        error // the underlying cause, for errors.Is/As
+	// ContextLimit is the context window the server named in a
+	// ClassContextOverflow error, 0 when it named none.
+	ContextLimit int
+	// PromptTokens is the prompt size the server counted, when it said.
+	PromptTokens int
+	Message      string
+	Err          error // the underlying cause, for errors.Is/As
 }
 
 func (e *Error) Error() string {

@@ -52,6 +52,13 @@ type Message struct {
 	// the team's rules or an operator, a malformed call): it reaches the
 	// model as an instruction, not fenced like untrusted tool output.
 	Platform bool `json:"platform,omitempty"`
+	// Reasoning is the model's thinking before it answered (<think> text,
+	// reasoning_content, Anthropic thinking blocks), kept for the
+	// transcript. It is never the answer and is not sent back, except to
+	// Anthropic when ReasoningSignature is set: its API requires a signed
+	// thinking block to accompany the tool calls that followed it.
+	Reasoning          string `json:"reasoning,omitempty"`
+	ReasoningSignature string `json:"reasoning_signature,omitempty"`
 }
 
 // ToolCall is the model's request to run one tool. Arguments is the JSON text
@@ -74,11 +81,16 @@ type ToolSpec struct {
 type Usage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// Estimated marks counts this server made itself (EstimateRequest)
+	// because the provider's stream reported none; a sum is estimated when
+	// any part is.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens,
+		Estimated: u.Estimated || o.Estimated}
 }
 
 // Total is input plus output tokens.
@@ -92,6 +104,15 @@ type Response struct {
 	// StopReason is the provider's own word (OpenAI "stop", "tool_calls",
 	// "length"; Anthropic "end_turn", "tool_use", "max_tokens"), kept for logs.
 	StopReason string
+	// Reasoning is the thinking that came with the turn, never part of
+	// Content; ReasoningSignature is Anthropic's signature over it.
+	Reasoning          string
+	ReasoningSignature string
+	// Model is the model that answered (a fallback's, after a failover);
+	// empty means the requested one.
+	Model string
+	// Failovers lists the models that failed before Model answered.
+	Failovers []Failover
 }
 
 // Delta is a piece of streamed assistant text.

@@ -16,6 +16,8 @@ type openAIChat struct {
 	url     string
 	apiKey  string
 	headers http.Header
+	// textCalls recognises tool calls written into the answer (textcalls.go).
+	textCalls bool
 }
 
 func newOpenAI(cfg Config) *openAIChat {
@@ -24,7 +26,11 @@ func newOpenAI(cfg Config) *openAIChat {
 		base = "https://api.openai.com/v1"
 	}
 	// Only what Config says: no OPENAI_* variable is read, this server has its own.
-	return &openAIChat{hc: cfg.HTTPClient, url: joinURL(base, "chat/completions"), apiKey: cfg.APIKey}
+	textCalls := IsLocalURL(cfg.BaseURL)
+	if cfg.TextToolCalls != nil {
+		textCalls = *cfg.TextToolCalls
+	}
+	return &openAIChat{hc: cfg.HTTPClient, url: joinURL(base, "chat/completions"), apiKey: cfg.APIKey, textCalls: textCalls}
 }
 
 // The request body, as documented for POST /v1/chat/completions.
@@ -76,6 +82,11 @@ type oaChunk struct {
 		Delta struct {
 			Content   string       `json:"content"`
 			ToolCalls []oaToolCall `json:"tool_calls"`
+			// llama.cpp (--reasoning-format deepseek), vLLM's reasoning
+			// parsers and DeepSeek's API stream thinking apart from content;
+			// newer vLLM and Ollama name the field "reasoning".
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -108,11 +119,14 @@ func (p *openAIChat) attempt(ctx context.Context, req Request, onDelta func(Delt
 	defer resp.Body.Close()
 
 	var (
-		content strings.Builder
-		calls   openAIToolCalls
-		out     Response
-		chunks  int
-		events  = newSSEReader(resp.Body)
+		content   strings.Builder
+		reasoning strings.Builder
+		filter    = deltaFilter{textCalls: p.textCalls}
+		gotUsage  bool
+		calls     openAIToolCalls
+		out       Response
+		chunks    int
+		events    = newSSEReader(resp.Body)
 	)
 	for {
 		ev, err := events.next()
@@ -135,14 +149,19 @@ func (p *openAIChat) attempt(ctx context.Context, req Request, onDelta func(Delt
 		chunks++
 		if chunk.Usage != nil {
 			out.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+			gotUsage = true
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {
 				continue // we never ask for n > 1
 			}
+			reasoning.WriteString(choice.Delta.ReasoningContent)
+			reasoning.WriteString(choice.Delta.Reasoning)
 			if choice.Delta.Content != "" {
 				content.WriteString(choice.Delta.Content)
-				onDelta(Delta{Text: choice.Delta.Content})
+				if shown := filter.feed(choice.Delta.Content); shown != "" {
+					onDelta(Delta{Text: shown})
+				}
 			}
 			for _, tc := range choice.Delta.ToolCalls {
 				calls.add(tc)
@@ -159,9 +178,34 @@ func (p *openAIChat) attempt(ctx context.Context, req Request, onDelta func(Delt
 		return Response{}, &Error{Class: ClassNetwork, Provider: ProviderOpenAI,
 			Message: "the stream ended before the completion finished"}
 	}
-	out.Content = content.String()
+	answer, thought := splitThink(content.String())
+	out.Reasoning = strings.TrimSpace(reasoning.String())
+	if thought != "" {
+		out.Reasoning = strings.TrimSpace(out.Reasoning + "\n\n" + thought)
+	}
 	out.ToolCalls = calls.finish()
+	if p.textCalls && len(out.ToolCalls) == 0 {
+		answer, out.ToolCalls = textToolCalls(answer)
+	}
+	out.Content = answer
+	if filter.held && len(out.ToolCalls) == 0 && answer != "" {
+		onDelta(Delta{Text: answer}) // held back as a possible call; it was an answer after all
+	}
+	if !gotUsage {
+		// Some servers (older Ollama, llama.cpp builds, proxies) ignore
+		// stream_options.include_usage; the count is then ours, and says so.
+		out.Usage = estimatedUsage(req, out)
+	}
 	return out, nil
+}
+
+// estimatedUsage counts a turn the server did not count.
+func estimatedUsage(req Request, out Response) Usage {
+	n := EstimateTokens(out.Content) + EstimateTokens(out.Reasoning)
+	for _, c := range out.ToolCalls {
+		n += EstimateMessage(Message{ToolCalls: []ToolCall{c}})
+	}
+	return Usage{InputTokens: EstimateRequest(req), OutputTokens: n, Estimated: true}
 }
 
 // openAIStreamError classifies an error sent inside a 200 stream, where no

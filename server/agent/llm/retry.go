@@ -45,7 +45,8 @@ func (r *retrying) Stream(ctx context.Context, req Request, onDelta func(Delta))
 		}
 		e := err.(*Error)
 		e.Attempts = attempt
-		if !e.Retryable() || streamed || attempt >= r.policy.MaxAttempts {
+		if !e.Retryable() || streamed || attempt >= r.policy.MaxAttempts ||
+			(r.policy.GiveUpAfter > 0 && e.RetryAfter > r.policy.GiveUpAfter) {
 			return Response{}, e
 		}
 		wait := r.backoff(attempt, e.RetryAfter)

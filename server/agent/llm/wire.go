@@ -56,6 +56,7 @@ func post(ctx context.Context, hc *http.Client, provider, url string, header htt
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)
 	}
+	detectOverflow(e, raw)
 	return nil, e
 }
 
@@ -78,6 +79,14 @@ func errorMessage(raw []byte) string {
 		if json.Unmarshal(env.Error, &s) == nil && s != "" {
 			return s // some OpenAI-compatible servers send "error": "text"
 		}
+	}
+	// vLLM before 0.8 answers {"object":"error","message":...,"type":...}
+	var flat struct {
+		Object  string `json:"object"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &flat) == nil && flat.Message != "" {
+		return flat.Message
 	}
 	return strings.TrimSpace(string(raw))
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/server/connector"
+	"github.com/opsagent/opsagent/server/sandbox"
 )
 
 // Config is one connector's settings.
@@ -38,6 +39,10 @@ type Config struct {
 	Logger    *slog.Logger
 	// Handler serves runs instead of the shell (--kubernetes).
 	Handler Handler
+	// HostSandbox narrows every command's sandbox profile (--sandbox-profile).
+	HostSandbox *sandbox.Profile
+	// NoLandlock behaves as on a kernel without Landlock (--sandbox-no-landlock).
+	NoLandlock bool
 	// MaxBackoff bounds the wait between reconnection attempts (default 30 s).
 	MaxBackoff time.Duration
 }
@@ -71,6 +76,8 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	workDir := fs.String("work-dir", "", "working directory of commands (default: the current directory)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	kubeOpt := kubeFlags(fs, getenv)
+	sandboxFile := fs.String("sandbox-profile", "", "JSON sandbox profile that narrows every command's (e.g. {\"read_only\":true}); the host has the last word")
+	noLandlock := fs.Bool("sandbox-no-landlock", getenv("OPSAGENT_SANDBOX_NO_LANDLOCK") == "1", "behave as on a kernel without Landlock (testing the fallback: read-only commands then ask a person)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -81,6 +88,14 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	_ = lv.UnmarshalText([]byte(strings.ToUpper(*logLevel)))
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	cfg := Config{Server: strings.TrimSuffix(*server, "/"), Token: *token, Name: *name, WorkDir: *workDir, Version: version, Logger: logger}
+	cfg.NoLandlock = *noLandlock
+	if *sandboxFile != "" {
+		hp, err := loadHostSandbox(*sandboxFile)
+		if err != nil {
+			return &UsageError{Err: fmt.Errorf("--sandbox-profile: %v", err)}
+		}
+		cfg.HostSandbox = hp
+	}
 	if cfg.Token == "" {
 		cfg.Token = getenv("OPSAGENT_CONNECTOR_TOKEN")
 	}
@@ -173,5 +188,5 @@ func httpClient(caFile string, insecure bool) (*http.Client, error) {
 func hello(cfg Config) *connector.Hello {
 	host, _ := os.Hostname()
 	return &connector.Hello{Version: cfg.Version, Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
-		Labels: cfg.Labels, HostAllowList: !cfg.Allow.Empty()}
+		Labels: cfg.Labels, HostAllowList: !cfg.Allow.Empty(), Sandbox: hostKernel(cfg)}
 }

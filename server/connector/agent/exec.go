@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/server/connector"
+	"github.com/opsagent/opsagent/server/sandbox"
 )
 
 // minimalPath is the PATH a command gets; the rest of the connector's
@@ -38,14 +39,23 @@ func (s *sess) execute(ctx context.Context, callID string, run connector.Run) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, "/bin/sh", "-c", run.Command)
+	prof, cleanup, err := s.cfg.hostSandbox(run.Sandbox)
+	if err != nil {
+		report(connector.Result{ExitCode: -1, Error: "the sandbox could not be prepared (" + err.Error() + "); the command did not run"})
+		return
+	}
+	defer cleanup()
+	cmd, err := sandbox.Command(tctx, prof, "/bin/sh", "-c", run.Command)
+	if err != nil {
+		report(connector.Result{ExitCode: -1, Error: err.Error()})
+		return
+	}
 	cmd.Dir = s.cfg.WorkDir
 	home, _ := os.UserHomeDir()
-	cmd.Env = []string{"PATH=" + minimalPath, "HOME=" + home, "LANG=C.UTF-8"}
+	cmd.Env = []string{"PATH=" + minimalPath, "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + prof.TempDir}
 	for k, v := range run.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	setProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -63,7 +73,8 @@ func (s *sess) execute(ctx context.Context, callID string, run connector.Run) {
 	}
 	pw.Close() // the children hold the write end now
 	streamed := make(chan bool, 1)
-	go func() { streamed <- s.stream(ctx, callID, pr, run.MaxOutput) }()
+	tail := &tailBuffer{max: 64 << 10}
+	go func() { streamed <- s.stream(ctx, callID, io.TeeReader(pr, tail), run.MaxOutput) }()
 	waitErr := cmd.Wait()
 	// A background child may hold the pipe after the shell exits: its
 	// output is read for a moment more, then the pipe is closed under it.
@@ -89,6 +100,7 @@ func (s *sess) execute(ctx context.Context, callID string, run connector.Run) {
 	default:
 		res.ExitCode, res.Error = -1, waitErr.Error()
 	}
+	res.SandboxRefused = prof.Refusals(tail.String(), s.cfg.WorkDir)
 	log.Info("connector: finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut, "duration_ms", res.DurationMS)
 	report(res)
 }

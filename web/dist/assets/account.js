@@ -22,15 +22,34 @@ function Profile({ ctx }) {
     const fd = new FormData();
     fd.append('file', f);
     const r = await fetch('/api/auth/me/avatar', { method: 'POST', body: fd, credentials: 'same-origin' });
-    if (!r.ok) throw new Error((await r.json().catch(() => ({}))).detail || 'Upload failed');
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(body.detail || 'Upload failed');
+    ctx.app.user = body;
+    setV(v + 1);
+  }
+  async function remove() {
+    ctx.app.user = await api('/api/auth/me/avatar', { method: 'DELETE' });
     setV(v + 1);
   }
   return html`<section class="card" aria-labelledby="profile-title"><h2 id="profile-title">Profile</h2>
-    <div class="row"><img class="avatar" src=${'/api/users/' + u.id + '/avatar?v=' + v} alt="" width="48" height="48" />
-      <label>Avatar (PNG, JPEG or GIF, up to 2 MiB)<input type="file" accept="image/png,image/jpeg,image/gif" onChange=${(e) => upload(e).catch((x) => alert(x.message))} /></label></div>
+    <div class="row"><${Avatar} user=${ctx.app.user} v=${v} />
+      <label>Avatar (PNG, JPEG or GIF, up to 2 MiB)<input type="file" accept="image/png,image/jpeg,image/gif" onChange=${(e) => upload(e).catch((x) => alert(x.message))} /></label>
+      ${ctx.app.user.avatar_url ? html`<${Button} class="secondary" id="avatar-remove" onClick=${remove}>Remove avatar</${Button}>` : null}</div>
     <${Form} id="profile-form" label="Profile" onSubmit=${async (d) => { ctx.app.user = await api('/api/auth/me', { method: 'PATCH', body: { name: d.name } }); document.getElementById('who').textContent = ctx.app.user.name + ' <' + ctx.app.user.email + '>'; }}>
       <${Field} label="Name" name="name" defaultValue=${u.name} maxlength="120" required autocomplete="name" />
       <p class="muted">Email: ${u.email} ${u.email_verified ? '(verified)' : '(not verified)'}</p><button type="submit">Save profile</button></${Form}></section>`;
+}
+
+// Avatar is the uploaded picture, or the person's initials when there is
+// none (asking for a picture that does not exist drew a broken image).
+export function Avatar({ user, v }) {
+  if (user.avatar_url) return html`<img class="avatar" src=${user.avatar_url + (user.avatar_url.includes('?') ? '&' : '?') + 'v=' + (v || 0)} alt="" width="48" height="48" />`;
+  return html`<span class="avatar avatar-initials" aria-hidden="true">${initials(user)}</span>`;
+}
+
+export function initials(user) {
+  const words = String(user.name || user.email || '?').split(/[\s@._-]+/).filter(Boolean);
+  return ((words[0] || '?')[0] + (words.length > 1 ? words[1][0] : '')).toUpperCase();
 }
 
 function Password() {

@@ -85,7 +85,8 @@ export async function loadContext() {
   app.projects = await api('/api/projects');
   let want = currentProject();
   if (!want) {
-    try { want = (await api('/api/me/preferences/' + PROJECT_PREF)).value; } catch { want = ''; }
+    // The whole list: asking for one preference never set answers 404.
+    try { want = ((await api('/api/me/preferences')).find((p) => p.key === PROJECT_PREF) || {}).value || ''; } catch { want = ''; }
   }
   const found = app.projects.find((p) => p.id === want) || app.projects[0];
   setProject(found ? found.id : '');

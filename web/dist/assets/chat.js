@@ -3,7 +3,7 @@
 // followed with GET /api/sessions/{id}/events?after=<last id>.
 
 import { stream } from './api.js';
-import { h, alertBox, money } from './dom.js';
+import { h, put, alertBox, money } from './dom.js';
 import { decisionForm, describeCall } from './decision.js';
 import { transcriptInto } from './transcript.js';
 import { api } from './api.js';
@@ -114,14 +114,14 @@ function renderer(log, status, onApproved) {
         case 'tool.result': {
           const c = card(d);
           c.classList.toggle('failed', !!d.is_error);
-          c.append(h('pre', { class: 'output' + (d.is_error ? ' is-error' : '') }, d.output || '(no output)'),
+          put(c, h('pre', { class: 'output' + (d.is_error ? ' is-error' : '') }, d.output || '(no output)'),
             d.blocked ? h('p', { class: 'muted' }, 'Blocked by policy or an operator.') : null);
           break;
         }
         case 'approval.required': {
           const c = card(d);
           c.classList.add('waiting');
-          c.append(h('p', { class: 'reason' }, 'Approval required: ', d.reason || 'this call needs a person'),
+          put(c, h('p', { class: 'reason' }, 'Approval required: ', d.reason || 'this call needs a person'),
             d.approval_id ? decisionForm(d.approval_id, (a) => { if (a.status === 'approved' || a.status === 'denied') onApproved(); }) : null);
           break;
         }

@@ -32,17 +32,17 @@ function perDay(days, items, field, pred = () => true) {
 
 async function loadAll(signal) {
   const o = { signal };
-  const [stats, trend, funnel, pending, incidents, tasks] = await Promise.all([
+  const [stats, trend, funnel, pending, incidents] = await Promise.all([
     pj('/api/dashboard/stats', o), pj('/api/usage/trend?period=30d', o), pj('/api/dashboard/agent-funnel?days=' + DAYS, o),
-    pj('/api/approvals?status=pending&limit=1', o), pj('/api/incidents?limit=100', o), pj('/api/tasks?limit=100', o)]);
-  // Webhook deliveries: the latest events of each task's webhook (tasks without one answer 404).
-  const hooks = await Promise.all(tasks.items.slice(0, 20).map(async (t) => {
-    try {
-      const [w, ev] = await Promise.all([pj('/api/tasks/' + t.id + '/webhook', o), pj('/api/tasks/' + t.id + '/webhook/events?limit=100', o)]);
-      return { task: t, hook: w, events: ev.items };
-    } catch { return null; }
+    pj('/api/approvals?status=pending&limit=1', o), pj('/api/incidents?limit=100', o)]);
+  // Webhook deliveries: the latest events of each webhook the project has
+  // (GET /api/webhooks lists only tasks that have one: no 404s).
+  const list = await pj('/api/webhooks?limit=20', o);
+  const hooks = await Promise.all(list.items.map(async (w) => {
+    const ev = await pj('/api/tasks/' + w.task_id + '/webhook/events?limit=100', o);
+    return { hook: w, events: ev.items };
   }));
-  return { stats, trend, funnel, pending, incidents, hooks: hooks.filter(Boolean) };
+  return { stats, trend, funnel, pending, incidents, hooks };
 }
 
 function Tile({ label, value, href, id }) {

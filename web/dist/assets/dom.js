@@ -25,6 +25,13 @@ function append(el, children) {
   }
 }
 
+// put appends children to el like h does: null, undefined and false are
+// skipped. Element.append would write them out as the text "null".
+export function put(el, ...children) {
+  append(el, children);
+  return el;
+}
+
 // $ is getElementById.
 export const $ = (id) => document.getElementById(id);
 

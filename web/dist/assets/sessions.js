@@ -3,7 +3,7 @@
 // ends.
 
 import { api, stream } from './api.js';
-import { h, badge, when, money, alertBox } from './dom.js';
+import { h, put, badge, when, money, alertBox } from './dom.js';
 import { transcriptInto } from './transcript.js';
 import { decisionForm, describeCall } from './decision.js';
 
@@ -57,7 +57,7 @@ async function renderOne(view, ctx) {
     h('a', { href: '/chat/' + id, 'data-link': true, class: 'button' }, 'Continue in chat'),
     ['pending', 'running'].includes(d.status) ? h('button', { type: 'button', class: 'danger', onclick: (e) => cancel(e.target) }, 'Cancel session') : null);
   const errors = h('div');
-  view.append(
+  put(view,
     h('p', {}, h('a', { href: '/sessions', 'data-link': true }, '← Sessions')),
     h('h1', {}, d.title || d.name || 'Session'),
     h('dl', { class: 'facts' },

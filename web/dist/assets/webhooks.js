@@ -6,13 +6,9 @@ import { html, mount, useLoad, Loaded, Link, Badge, when, pj } from './ui.js';
 export function render(view, ctx) { mount(view, html`<${Webhooks} />`); }
 
 async function load(signal) {
-  const tasks = (await pj('/api/tasks?limit=100', { signal })).items;
-  return Promise.all(tasks.map(async (t) => {
-    try { return { task: t, hook: await pj('/api/tasks/' + t.id + '/webhook', { signal }) }; } catch (e) {
-      if (e.status === 404) return { task: t, hook: null };
-      throw e;
-    }
-  }));
+  const [tasks, hooks] = await Promise.all([pj('/api/tasks?limit=100', { signal }), pj('/api/webhooks?limit=200', { signal })]);
+  const byTask = new Map(hooks.items.map((w) => [w.task_id, w]));
+  return tasks.items.map((t) => ({ task: t, hook: byTask.get(t.id) || null }));
 }
 
 function Webhooks() {

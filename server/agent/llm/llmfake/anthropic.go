@@ -148,6 +148,20 @@ func (anthropicWire) writeStream(w http.ResponseWriter, model string, t Turn, ca
 		"usage": map[string]int{"input_tokens": u.InputTokens, "output_tokens": 1},
 	}})
 	index := 0
+	if t.Reasoning != "" {
+		// Extended thinking: a thinking block, its text in thinking_delta
+		// events, then a signature_delta before content_block_stop.
+		event("content_block_start", map[string]any{"index": index,
+			"content_block": map[string]any{"type": "thinking", "thinking": ""}})
+		for _, p := range textPieces(t.Reasoning) {
+			event("content_block_delta", map[string]any{"index": index,
+				"delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+		}
+		event("content_block_delta", map[string]any{"index": index,
+			"delta": map[string]any{"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}})
+		event("content_block_stop", map[string]any{"index": index})
+		index++
+	}
 	if t.Text != "" {
 		event("content_block_start", map[string]any{"index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}})

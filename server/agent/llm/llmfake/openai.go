@@ -8,7 +8,7 @@ import (
 )
 
 // openAIWire speaks POST /v1/chat/completions.
-type openAIWire struct{}
+type openAIWire struct{ s *Server }
 
 func (openAIWire) parse(_ http.Header, body []byte) (Request, error) {
 	var in struct {
@@ -116,7 +116,18 @@ func (openAIWire) writeJSON(w http.ResponseWriter, model string, t Turn, calls [
 // writeStream sends the role, each text piece, each call's id and name then
 // its arguments in pieces, the finish reason, a usage-only chunk (as with
 // stream_options.include_usage) and [DONE].
-func (openAIWire) writeStream(w http.ResponseWriter, model string, t Turn, calls []Call, u Usage) {
+//
+// The dialects differ as documented: llama.cpp and vLLM stream reasoning as
+// reasoning_content deltas; Ollama sends each tool call whole in one chunk
+// (id, index, all its arguments) where the others stream the arguments in
+// pieces; llama.cpp puts usage (and its timings) on the finishing chunk.
+func (o openAIWire) writeStream(w http.ResponseWriter, model string, t Turn, calls []Call, u Usage) {
+	d := OpenAI
+	if o.s != nil {
+		o.s.mu.Lock()
+		d = o.s.dialect
+		o.s.mu.Unlock()
+	}
 	created := time.Now().Unix()
 	chunk := func(delta map[string]any, finish any) {
 		data, _ := json.Marshal(map[string]any{
@@ -127,10 +138,23 @@ func (openAIWire) writeStream(w http.ResponseWriter, model string, t Turn, calls
 		flush(w)
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	for _, p := range textPieces(t.Reasoning) {
+		field := "reasoning_content"
+		if d == Ollama {
+			field = "reasoning"
+		}
+		chunk(map[string]any{field: p}, nil)
+	}
 	for _, p := range textPieces(t.Text) {
 		chunk(map[string]any{"content": p}, nil)
 	}
 	for i, c := range calls {
+		if d == Ollama {
+			whole := oaToolCall{Index: i, ID: c.ID, Type: "function"}
+			whole.Function.Name, whole.Function.Arguments = c.Name, c.Arguments
+			chunk(map[string]any{"role": "assistant", "content": "", "tool_calls": []oaToolCall{whole}}, nil)
+			continue
+		}
 		head := oaToolCall{Index: i, ID: c.ID, Type: "function"}
 		head.Function.Name = c.Name
 		chunk(map[string]any{"tool_calls": []oaToolCall{head}}, nil)
@@ -140,12 +164,23 @@ func (openAIWire) writeStream(w http.ResponseWriter, model string, t Turn, calls
 			chunk(map[string]any{"tool_calls": []oaToolCall{part}}, nil)
 		}
 	}
-	chunk(map[string]any{}, finishReason(calls))
-	data, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model,
-		"choices": []any{}, "usage": oaUsage(u),
-	})
-	sse(w, "", data)
+	if d == LlamaCpp && !t.NoUsage {
+		data, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finishReason(calls)}},
+			"usage":   oaUsage(u), "timings": map[string]any{"prompt_n": u.InputTokens, "predicted_n": u.OutputTokens},
+		})
+		sse(w, "", data)
+	} else {
+		chunk(map[string]any{}, finishReason(calls))
+		if !t.NoUsage {
+			data, _ := json.Marshal(map[string]any{
+				"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model,
+				"choices": []any{}, "usage": oaUsage(u),
+			})
+			sse(w, "", data)
+		}
+	}
 	sse(w, "", []byte("[DONE]"))
 	flush(w)
 }

@@ -19,6 +19,10 @@ type Request struct {
 	Tools    []string // tool names offered
 	// MaxTokens is max_completion_tokens, max_tokens (OpenAI) or max_tokens (Anthropic).
 	MaxTokens int
+	// Tokens is the fake's count of the prompt (countTokens); Truncated
+	// says an Ollama-like fake dropped its start to fit the context.
+	Tokens    int
+	Truncated bool
 }
 
 // Message is one message of a recorded request. Anthropic tool_result

@@ -32,7 +32,11 @@ type Turn struct {
 	Hang       bool          // never answer; return when the client goes away
 	Cut        bool          // stream Text, then drop the connection mid-stream
 	Usage      *Usage        // reported usage; nil derives it from the sizes
-	repeat     bool
+	// Reasoning is streamed as the dialect carries thinking: OpenAI-compatible
+	// servers as reasoning_content deltas, Anthropic as a signed thinking block.
+	Reasoning string
+	NoUsage   bool // send no usage at all, as servers ignoring include_usage do
+	repeat    bool
 }
 
 // Call is one scripted tool call. ID is generated when empty.
@@ -135,3 +139,9 @@ func argPieces(s string) []string {
 	}
 	return append(out, s)
 }
+
+// Thinking sets the reasoning the turn streams before its answer.
+func (t Turn) Thinking(s string) Turn { t.Reasoning = s; return t }
+
+// WithoutUsage makes the turn report no token counts.
+func (t Turn) WithoutUsage() Turn { t.NoUsage = true; return t }

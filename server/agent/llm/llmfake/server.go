@@ -35,6 +35,19 @@ type Server struct {
 	next   int
 	reqs   []Request
 	ids    int
+	// dialect and ctxLimit make the fake behave like one server (dialect.go).
+	dialect  Dialect
+	ctxLimit int
+	respond  func(Request) (Turn, bool)
+}
+
+// Respond installs f, asked before the script for every request: when it
+// returns true its turn answers and the script does not advance (for
+// requests a test cannot place in order, such as a summarizer's).
+func (s *Server) Respond(f func(Request) (Turn, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = f
 }
 
 // New starts a fake answering with turns in order.
@@ -42,7 +55,7 @@ func New(t testing.TB, turns ...Turn) *Server {
 	t.Helper()
 	s := &Server{t: t, script: turns}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", s.handle(openAIWire{}))
+	mux.HandleFunc("POST /v1/chat/completions", s.handle(openAIWire{s: s}))
 	mux.HandleFunc("POST /v1/messages", s.handle(anthropicWire{}))
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
@@ -111,6 +124,10 @@ func (s *Server) handle(wf wire) http.HandlerFunc {
 		}
 		rec, perr := wf.parse(r.Header, body)
 		rec.Path, rec.Header, rec.Body = r.URL.Path, r.Header.Clone(), body
+		rec.Tokens = countTokens(rec)
+		if s.overflows(w, &rec) {
+			return
+		}
 		turn, ok := s.take(rec)
 		if perr != nil {
 			s.t.Errorf("llmfake: request to %s is not valid for the wire format: %v", r.URL.Path, perr)
@@ -142,7 +159,7 @@ func (s *Server) handle(wf wire) http.HandlerFunc {
 		case rec.Stream:
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Header().Set("Cache-Control", "no-cache")
-			wf.writeStream(w, rec.Model, turn, calls, turn.usage(len(body)))
+			wf.writeStream(w, rec.Model, turn, calls, s.usage(turn, rec))
 		default:
 			w.Header().Set("Content-Type", "application/json")
 			wf.writeJSON(w, rec.Model, turn, calls, turn.usage(len(body)))
@@ -155,6 +172,11 @@ func (s *Server) take(rec Request) (Turn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, rec)
+	if s.respond != nil {
+		if t, ok := s.respond(rec); ok {
+			return t, true
+		}
+	}
 	if s.next < len(s.script) {
 		t := s.script[s.next]
 		if !t.repeat || s.next < len(s.script)-1 {

@@ -1,0 +1,100 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/agent/runner"
+	"github.com/opsagent/opsagent/server/sandbox"
+	"github.com/opsagent/opsagent/server/tools"
+	"github.com/opsagent/opsagent/store"
+)
+
+// The kernel sandbox of a run_command call is built from its decision:
+//   - a line run without a person because it is read-only gets a read-only
+//     filesystem (writes only to /dev/null and a private temp dir), its
+//     signals scoped to itself, the system D-Bus hidden, and the
+//     host-changing calls denied;
+//   - a line a person approved (or a rule pre-approved) may write where
+//     the host's user may, and host-changing calls are denied unless the
+//     approval card said "may stop or restart the host";
+//   - on top of either, each must_never effect rule the kernel can enforce
+//     narrows it: deletes_files (no removal, no truncation, no writes to
+//     the category's files), stops_host (host-changing calls denied, the
+//     system D-Bus hidden), runs_downloaded_code (nothing written during
+//     the command executes, no network).
+//
+// Rules with no kernel equivalent keep the parser's decision alone.
+
+// sandboxFor is the profile of one call's decision.
+func sandboxFor(d callDecision, rules []store.Rule) sandbox.Profile {
+	p := sandbox.Profile{DenyHostStop: true}
+	switch {
+	case d.autoReadOnly:
+		p.ReadOnly, p.ScopeSignals, p.HideSystemSockets = true, true, true
+	case d.verdict.Verdict == agent.VerdictNeedApproval && d.view.Scan != nil && hasEffect(d.view.Scan, "stops_host"):
+		// The card showed "may stop or restart the host" and a person
+		// approved that: the host-changing calls are theirs to make.
+		p.DenyHostStop = false
+	}
+	for _, r := range rules {
+		if r.Kind != store.RuleMustNever || r.Effect != store.EffectBlock || r.MatchType != store.MatchEffect {
+			continue
+		}
+		if r.Tool != "" && r.Tool != "*" && r.Tool != runCommandName {
+			continue
+		}
+		switch r.Pattern {
+		case "deletes_files":
+			p.NoDelete = true
+		case "stops_host":
+			p.DenyHostStop, p.HideSystemSockets = true, true
+		case "runs_downloaded_code":
+			p.NoExecNew, p.NoNetwork = true, true
+		}
+	}
+	return p
+}
+
+func hasEffect(sc *commandScan, name string) bool {
+	for _, e := range sc.effects {
+		if e.Category == name {
+			return true
+		}
+	}
+	return false
+}
+
+// readOnlyEnforced: every host the call would run on has a kernel that
+// holds the read-only promise (Landlock). Without it a read-only line is
+// not run unattended: it asks a person, and the reason says why.
+func (s *Server) readOnlyEnforced(ctx context.Context, run runner.RunInfo, args json.RawMessage, line string) (bool, string) {
+	var a struct {
+		Target string `json:"target"`
+	}
+	_ = json.Unmarshal(args, &a)
+	if a.Target == "" || a.Target == tools.TargetServer {
+		k := s.kernel()
+		return k.ReadOnlyEnforced(), "the server host: " + k.Explain()
+	}
+	hosts, err := s.connectorRemote(run.OrgID, run.ProjectID).Resolve(ctx, a.Target, line)
+	if err != nil || len(hosts) == 0 {
+		return false, "its target cannot be checked for a sandbox"
+	}
+	for _, h := range hosts {
+		hello := s.connectors.Status(h.ID).Hello
+		if hello.Sandbox == nil {
+			return false, "the host " + h.Label() + " does not report a kernel sandbox (an older connector)"
+		}
+		if !hello.Sandbox.ReadOnlyEnforced() {
+			return false, "the host " + h.Label() + ": " + hello.Sandbox.Explain()
+		}
+	}
+	return true, ""
+}
+
+// kernel is what this server host's kernel offers the sandbox.
+func (s *Server) kernel() sandbox.Kernel {
+	return sandbox.Probe().WithoutLandlock(s.cfg.SandboxNoLandlock)
+}

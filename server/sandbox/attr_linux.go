@@ -1,0 +1,35 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// sysProcAttr starts the launcher in its own process group (a timeout
+// kills the command's whole tree), and in a private mount namespace when
+// the profile hides the system sockets: directly as root, else inside a
+// user namespace of our own uid where the kernel allows one.
+func sysProcAttr(p Profile) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	if !p.HideSystemSockets {
+		return a
+	}
+	k := Probe()
+	switch {
+	case os.Geteuid() == 0:
+		a.Cloneflags = syscall.CLONE_NEWNS
+	case k.UserNamespaces:
+		a.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+	}
+	return a
+}
+
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+func sysProcAttr(Profile) *syscall.SysProcAttr { return nil }
+
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return cmd.Process.Kill()
+}

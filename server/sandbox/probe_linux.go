@@ -1,0 +1,36 @@
+package sandbox
+
+import (
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+func probeKernel() Kernel {
+	k := Kernel{OS: "linux", LandlockABI: landlockABI()}
+	// PR_GET_SECCOMP answers EINVAL on a kernel built without seccomp.
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
+		k.Seccomp = true
+	}
+	k.UserNamespaces = readInt("/proc/sys/user/max_user_namespaces") > 0 &&
+		readInt("/proc/sys/kernel/unprivileged_userns_clone") != 0 &&
+		readInt("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") != 1
+	return k
+}
+
+// readInt reads a sysctl file; a missing one reads as -1.
+func readInt(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, c := range strings.TrimSpace(string(b)) {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

@@ -117,6 +117,7 @@ func (s *Server) kubernetesTools(ctx context.Context, run runner.RunInfo) []agen
 	}
 	var out []agent.Tool
 	for _, t := range tools.KubernetesTools(r) {
+		t.Changed = s.kubeActionChange(run.OrgID, run.ProjectID, run.SessionID)
 		out = append(out, t)
 	}
 	return out

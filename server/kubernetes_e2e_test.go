@@ -124,7 +124,9 @@ func TestKubernetesEndToEnd(t *testing.T) {
 		if !strings.Contains(logs, "fatal: out of memory") || !strings.Contains(logs, "previous container") || !strings.Contains(logs, "[masked secret]") {
 			t.Fatalf("logs: %s", logs)
 		}
-		if i := slices.IndexFunc(kubelet.seen, func(s string) bool { return strings.Contains(s, "previous=true") && strings.Contains(s, "tailLines=50") }); i < 0 {
+		if i := slices.IndexFunc(kubelet.seen, func(s string) bool {
+			return strings.Contains(s, "previous=true") && strings.Contains(s, "tailLines=50")
+		}); i < 0 {
 			t.Fatalf("the apiserver did not proxy the log call to the kubelet as asked: %v", kubelet.seen)
 		}
 		// The model read what the tools returned.
@@ -225,6 +227,44 @@ func TestKubernetesEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("rollouts and approved actions feed the change feed", func(t *testing.T) {
+		web := getObj(t, k, webPath)
+		uid := dig(web, "metadata", "uid").(string)
+		// The deployment controller's work, done by hand: a new ReplicaSet for revision 2.
+		rs := deployment("shop", "web-5c8f7", 4)
+		rs["kind"] = "ReplicaSet"
+		md := rs["metadata"].(map[string]any)
+		md["annotations"] = map[string]any{"deployment.kubernetes.io/revision": "2"}
+		md["ownerReferences"] = []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": uid, "controller": true}}
+		k.Must(t, 201, "POST", "/apis/apps/v1/namespaces/shop/replicasets", rs)
+		var kinds []string
+		deadline := time.Now().Add(90 * time.Second)
+		for !func() bool {
+			page := c.must(200, "GET", "/api/changes?source=kubernetes", nil).JSON()
+			kinds = kinds[:0]
+			found := false
+			for _, it := range page["items"].([]any) {
+				m := it.(map[string]any)
+				kinds = append(kinds, m["kind"].(string)+": "+m["title"].(string))
+				found = found || (m["kind"] == "rollout" && strings.Contains(m["title"].(string), "deployment/web in shop on cluster prod-east (revision 2)") &&
+					m["service"] == "web" && m["environment"] == "prod-east")
+			}
+			return found
+		}() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no rollout in the change feed within 90 s: %v\nserver:\n%s\nconnector:\n%s", kinds, w.logs.String(), connA.logs.String())
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		joined := strings.Join(kinds, "\n")
+		if !strings.Contains(joined, "action: restart deployment shop/web on cluster prod-east") || !strings.Contains(joined, "action: scale deployment shop/web") {
+			t.Fatalf("the approved actions are not in the feed:\n%s", joined)
+		}
+		if strings.Count(joined, "(revision 2)") != 1 {
+			t.Fatalf("the rollout is in the feed more than once:\n%s", joined)
+		}
+	})
+
 	t.Run("a stale approval is refused when the object changed so the change no longer applies", func(t *testing.T) {
 		sid, evs := chat(t, call("kubernetes_action", map[string]any{"action": "scale", "namespace": "shop", "name": "web", "replicas": 6}))
 		lastOf(t, evs, "approval.required")
@@ -273,7 +313,7 @@ func TestKubernetesEndToEnd(t *testing.T) {
 	t.Run("a Secret's value appears in no tool output, event, transcript or log", func(t *testing.T) {
 		text := allText(everything)
 		for _, sid := range sessions {
-			text += string(c.must(200, "GET", "/api/sessions/"+sid, nil).Body)
+			text += string(c.must(200, "GET", "/api/sessions/"+sid+"/transcript", nil).Body)
 			_, evs := c.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, func(ev sseEvent) bool { return ev.Type == "done" })
 			text += allText(evs)
 		}

@@ -7,7 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export CGO_ENABLED=0
 mkdir -p bin
-nice -n 10 go build -o bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-nice -n 10 go build -o bin/kubectl k8s.io/kubernetes/cmd/kubectl
+# What a release build stamps (hack/lib/version.sh); without it /version says v0.0.0-master.
+V=v1.37.2
+LDFLAGS=""
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  LDFLAGS="$LDFLAGS -X $p.gitVersion=$V -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean"
+done
+nice -n 10 go build -ldflags "$LDFLAGS" -o bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+nice -n 10 go build -ldflags "$LDFLAGS" -o bin/kubectl k8s.io/kubernetes/cmd/kubectl
 echo "OPSAGENT_KUBE_APISERVER=$PWD/bin/kube-apiserver"
 echo "OPSAGENT_KUBECTL=$PWD/bin/kubectl"

@@ -101,7 +101,7 @@ func StartKubeCluster(tb testing.TB) *KubeCluster {
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(k.AdminToken+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	startProc(tb, k.Logs, "kube-apiserver", apiserver,
+	exited := startProc(tb, k.Logs, "kube-apiserver", apiserver,
 		"--etcd-servers", etcdURL, "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
 		"--secure-port", strconv.Itoa(apiPort), "--tls-cert-file", filepath.Join(dir, "serving.crt"),
 		"--tls-private-key-file", filepath.Join(dir, "serving.key"), "--cert-dir", filepath.Join(dir, "certs"),
@@ -112,6 +112,8 @@ func StartKubeCluster(tb testing.TB) *KubeCluster {
 		// No controller-manager creates each namespace's default ServiceAccount.
 		"--disable-admission-plugins", "ServiceAccount",
 		"--kubelet-preferred-address-types", "InternalIP",
+		// The kubernetes Service's endpoint would be 127.0.0.1, which the reconciler refuses.
+		"--endpoint-reconciler-type", "none",
 		"--enable-priority-and-fairness=false", "--profiling=false", "--v=1")
 	k.URL = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
 	pool := x509.NewCertPool()
@@ -122,6 +124,11 @@ func StartKubeCluster(tb testing.TB) *KubeCluster {
 		code, _ := k.Do("GET", "/readyz", nil)
 		if code == 200 {
 			break
+		}
+		select {
+		case <-exited:
+			tb.Fatalf("kube-apiserver exited:\n%s", tail(k.Logs.String(), 6000))
+		default:
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("kube-apiserver not ready within 120 s (last %d):\n%s", code, tail(k.Logs.String(), 6000))
@@ -138,7 +145,8 @@ func tail(s string, n int) string {
 	return s
 }
 
-func startProc(tb testing.TB, logs io.Writer, name, bin string, args ...string) {
+// startProc runs a tool until the test ends; the channel closes if it exits first.
+func startProc(tb testing.TB, logs io.Writer, name, bin string, args ...string) <-chan struct{} {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &prefixWriter{w: logs, p: name + ": "}, &prefixWriter{w: logs, p: name + ": "}
 	if err := cmd.Start(); err != nil {
@@ -155,6 +163,7 @@ func startProc(tb testing.TB, logs io.Writer, name, bin string, args ...string) 
 			<-done
 		}
 	})
+	return done
 }
 
 type prefixWriter struct {

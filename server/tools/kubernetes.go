@@ -81,6 +81,8 @@ type KubeTool struct {
 	call     func(a kubeArgs) (connector.KubeCall, error)
 	// MaxOutput bounds what the model reads of one call (64 KiB).
 	MaxOutput int
+	// Changed records a change the tool made (the change feed).
+	Changed func(ctx context.Context, cl KubeCluster, call connector.KubeCall, text string)
 }
 
 // KubernetesTools are the cluster tools of a run.
@@ -281,7 +283,11 @@ func (t *KubeTool) Run(ctx context.Context, args json.RawMessage) (string, error
 			call.Op, call.Expect = "act", &connector.KubeExpect{ResourceVersion: p.ResourceVersion, Observed: p.Observed}
 		}
 	}
-	return t.send(ctx, cl, call)
+	out, err := t.send(ctx, cl, call)
+	if err == nil && !t.readOnly && t.Changed != nil {
+		t.Changed(ctx, cl, call, out)
+	}
+	return out, err
 }
 
 // send makes one call and reads its capped text.

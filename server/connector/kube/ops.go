@@ -93,15 +93,21 @@ func (e *Executor) serve(ctx context.Context, call connector.KubeCall, b *string
 		return nil
 	case "act":
 		return e.act(ctx, call, b)
+	case "changes":
+		return e.changes(ctx, call, b)
 	}
 	return fmt.Errorf("unknown operation %q", call.Op)
 }
+
+// minMasked is the shortest value masked: a shorter one ("shop", "admin")
+// is more likely a word in the output than a leaked secret.
+const minMasked = 8
 
 func (e *Executor) remember(values []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, v := range values {
-		if len(v) >= 4 && len(e.secrets) < 100000 {
+		if len(v) >= minMasked && len(e.secrets) < 100000 {
 			e.secrets[v] = struct{}{}
 		}
 	}

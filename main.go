@@ -81,7 +81,7 @@ func commands() []command {
 		{"projects", "list projects; choose the current one", client("projects")},
 		{"whoami", "who and where you are signed in", client("whoami")},
 		{"completion", "print a bash, zsh or fish completion script", client("completion")},
-		{"connector", "run a connector on this host: --server URL --token ocn_... (dials out, opens no port)", connectorCmd},
+		{"connector", "run a connector on this host: OPSAGENT_CONNECTOR_TOKEN=ocn_... opsagent connector --server URL --allow FILE (dials out, opens no port)", connectorCmd},
 		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},
 		{"restore", "restore an archive into a new, empty directory: --in FILE --data-dir NEW", backup.RestoreCommand},
 		{"migrate-to-postgres", "move a stopped appliance's database into PostgreSQL and verify it: --data-dir D --database-url URL", migrateToPostgres},

@@ -172,6 +172,13 @@ func TestCommands(t *testing.T) {
 	if err := run(context.Background(), []string{"version"}, env(nil), &out, &errb); err != nil || !strings.Contains(out.String(), "0.1.0") {
 		t.Fatalf("version: %v %q", err, out.String())
 	}
+	// The overview teaches the token's variable, as the README does: a
+	// --token on a command line is seen by everyone on the host (ps).
+	out.Reset()
+	if err := run(context.Background(), []string{"--help"}, env(nil), &out, &errb); err != nil ||
+		strings.Contains(out.String(), "--token") || !strings.Contains(out.String(), "OPSAGENT_CONNECTOR_TOKEN=ocn_") {
+		t.Fatalf("--help: %v\n%s", err, out.String())
+	}
 	if err := run(context.Background(), nil, env(nil), &out, &errb); err == nil {
 		t.Fatal("no command: want an error")
 	}

@@ -37,8 +37,8 @@ func TestBillingMetersPostmortemDrafts(t *testing.T) {
 	var st stmt
 	c.must(200, "GET", "/api/billing/statements/"+store.Period(env.clock()), nil).decode(t, &st)
 	for _, meter := range []string{"agent_runs", "agent_tokens", "llm_cost_usd"} {
-		if l := st.line(c.Project, meter); l == nil || !near(l.Quantity, after[meter].(float64)) {
-			t.Fatalf("statement line %s: %+v, want quantity %v (lines %+v)", meter, l, after[meter], st.Lines)
+		if l := st.line(c.Project, meter); l == nil || !near(l.RawQuantity, after[meter].(float64)) {
+			t.Fatalf("statement line %s: %+v, want raw quantity %v (lines %+v)", meter, l, after[meter], st.Lines)
 		}
 	}
 	if l := st.line(c.Project, "llm_cost_usd"); !near(l.AmountUSD, 1.5*after["llm_cost_usd"].(float64)) {

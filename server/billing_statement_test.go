@@ -16,6 +16,7 @@ type stmtLine struct {
 	ProjectID    string  `json:"project_id"`
 	Meter        string  `json:"meter"`
 	Quantity     float64 `json:"quantity"`
+	RawQuantity  float64 `json:"raw_quantity"`
 	UnitPriceUSD float64 `json:"unit_price_usd"`
 	AmountUSD    float64 `json:"amount_usd"`
 }
@@ -92,13 +93,13 @@ func TestBillingStatementsMatchRecordedData(t *testing.T) {
 		}
 		for meter, want := range map[string]float64{"agent_runs": runs, "agent_tokens": tokens, "llm_cost_usd": cost} {
 			l := st.line(p, meter)
-			if l == nil || !near(l.Quantity, want) {
+			if l == nil || !near(l.RawQuantity, want) {
 				t.Fatalf("project %s meter %s: got %+v, want quantity %g", p, meter, l, want)
 			}
 		}
 		want += runs*0.5 + cost*1.5
 	}
-	if l := st.line(p1, "webhook_events"); l == nil || l.Quantity != 3 || !near(l.AmountUSD, 0.006) {
+	if l := st.line(p1, "webhook_events"); l == nil || l.RawQuantity != 3 || l.Quantity != 0.003 || !near(l.AmountUSD, 0.006) {
 		t.Fatalf("webhook events line: got %+v, want 3 events at $2/1k", l)
 	}
 	if l := st.line(p1, "llm_cost_usd"); !near(l.AmountUSD, 0.375*1.5) {

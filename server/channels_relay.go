@@ -133,6 +133,12 @@ func (r *relay) event(ctx context.Context, e runner.Event) bool {
 			r.flush(ctx)
 			r.s.postApprovalCard(ctx, r.rt, r.t.Conversation, r.t.Thread, d.ApprovalID)
 		}
+	case runner.EventResumed:
+		// The server restarted (or another took over) mid-turn: the turn
+		// goes on from its last completed step in this new message.
+		if r.text.Len() == 0 {
+			r.text.WriteString("↻ resumed after a server restart\n\n")
+		}
 	case "done":
 		return true
 	}

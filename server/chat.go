@@ -85,6 +85,9 @@ func (s *Server) handleChat(c *Ctx) error {
 		}
 		first = t.FirstSeq
 	} else {
+		if s.runner.Draining() {
+			return runner.ErrDraining
+		}
 		sess := &store.AgentSession{OrgID: c.OrgID(), ProjectID: c.ProjectID(), Name: req.Name, Title: runner.TitleFrom(req.Message),
 			FirstPrompt: req.Message, AgentType: req.AgentType, Source: store.SourceWebchat, TriggerSource: store.TriggerWeb,
 			CreatedBy: c.ID.UserID}

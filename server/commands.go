@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/runner"
@@ -95,7 +96,7 @@ func (s *Server) handleRunCommand(c *Ctx) error {
 				return err
 			}
 			return c.JSON(http.StatusAccepted, CommandRunOut{Status: "approval_required", ApprovalID: id,
-				Output: "a person must approve this command (approval " + id + "): " + d.Reason +
+				Output: "a person must approve this command (approval " + id + "): " + strings.TrimSuffix(d.Reason, ".") +
 					". Once it is approved, send the same request with approval_id to run it once."})
 		}
 	}

@@ -45,6 +45,11 @@ type Config struct {
 	// AgentTurnsPerMinute bounds chat turns and resumes per caller (0: the default, 20).
 	AgentTurnsPerMinute int
 	ShutdownTimeout     time.Duration
+	// ShutdownGrace: how long SIGTERM lets agent turns reach their next
+	// checkpoint (they resume after the restart); RunResumeLimit: how many
+	// times one turn is resumed before it is stopped.
+	ShutdownGrace  time.Duration
+	RunResumeLimit int
 	// DiskMinFree is the free space in the data directory below which /readyz fails.
 	DiskMinFree ByteSize
 	// Retention defaults in days (0 keeps forever); orgs may override the
@@ -115,6 +120,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
 	fs.BoolVar(&c.SandboxNoLandlock, "sandbox-no-landlock", false, "behave as on a kernel without Landlock (tests the fallback: read-only commands then ask a person)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long SIGTERM waits for requests to drain")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 20*time.Second, "how long SIGTERM lets running agent turns reach their next step boundary, where they are checkpointed to resume after the restart")
+	fs.IntVar(&c.RunResumeLimit, "run-resume-limit", 3, "how many times one agent turn is resumed after interruptions before it is stopped")
 	c.DiskMinFree = 512 << 20
 	fs.Var(&c.DiskMinFree, "disk-min-free", "free space in the data directory below which /readyz fails (e.g. 512MiB, 2GB)")
 	fs.IntVar(&c.RetentionTranscriptsDays, "retention-transcripts-days", 90, "default days a finished session keeps its transcript (0: forever; orgs may override)")
@@ -189,6 +196,9 @@ func (c *Config) Validate() error {
 	case "", "text", "json":
 	default:
 		errs = append(errs, fmt.Errorf("log-format must be text or json, not %q", c.LogFormat))
+	}
+	if c.ShutdownGrace < 0 || c.RunResumeLimit < 0 {
+		errs = append(errs, errors.New("shutdown-grace and run-resume-limit must not be negative"))
 	}
 	if c.ShutdownTimeout < 0 {
 		errs = append(errs, errors.New("shutdown-timeout must not be negative"))

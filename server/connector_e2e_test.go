@@ -266,6 +266,10 @@ func TestConnectorEndToEnd(t *testing.T) {
 		if r["status"] != "approval_required" || id == "" || len(db1.runs()) != before {
 			t.Fatalf("gated: %v", r)
 		}
+		// The reason ends its sentence once ("Parsed as: ... ok. Once", not "ok.. Once").
+		if out := r["output"].(string); strings.Contains(out, "..") || !strings.Contains(out, "Parsed as: ") {
+			t.Fatalf("gated output: %q", out)
+		}
 		body["approval_id"] = id
 		if r := c.must(202, "POST", "/api/commands", body).JSON(); r["approval_id"] != id {
 			t.Fatalf("still pending: %v", r)

@@ -54,7 +54,7 @@ type ConnectorListOut struct {
 type ConnectorCreated struct {
 	ConnectorOut
 	Token          string `json:"token" doc:"ocn_ enrollment token; shown once, only its hash is kept"`
-	InstallCommand string `json:"install_command" doc:"the command to run on the host"`
+	InstallCommand string `json:"install_command" doc:"the command to run on the host; it names the host allow-list /etc/opsagent/allow, which must exist (one command pattern a line): without it the connector refuses to start"`
 }
 
 // ConnectorCreate enrolls a connector.
@@ -174,8 +174,14 @@ func (s *Server) installCommand(r *http.Request, token string) string {
 		}
 		base = scheme + "://" + r.Host
 	}
-	return "OPSAGENT_CONNECTOR_TOKEN=" + token + " opsagent connector --server " + base
+	// With a host allow-list: without one the host runs whatever the server
+	// approves. The file must exist, so pasting the line as it is refuses to
+	// start until the host's owner has written it (README, connectors).
+	return "OPSAGENT_CONNECTOR_TOKEN=" + token + " opsagent connector --server " + base + " --allow " + DefaultAllowFile
 }
+
+// DefaultAllowFile is the host allow-list the install command names.
+const DefaultAllowFile = "/etc/opsagent/allow"
 
 // handleListConnectors is GET /api/connectors.
 func (s *Server) handleListConnectors(c *Ctx) error {

@@ -71,11 +71,21 @@ func TestConsoleNoPlaceholdersOrBrokenRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the inline approval", `!!document.querySelector('#chat-log .decision button.approve')`)
+	// The same three choices as on the approvals page.
+	waitJS(t, ctx, "deny with a comment, approve and remember", `!!document.querySelector('#chat-log .decision button.danger') && !!document.querySelector('#chat-log .decision input[name=comment]')
+		&& !!document.querySelector('#chat-log .decision button.remember')`)
+	waitJS(t, ctx, "the card waits", textHas(`#chat-log .tool.waiting .tool-status`, "needs approval"))
 	if err := chromedp.Do(ctx, click(`#chat-log .decision button.approve`)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the resumed turn's answer", textHas(`#chat-log`, "Done: it printed hello."))
 	waitJS(t, ctx, "the command's output", textHas(`#chat-log .tool .output`, "hello"))
+	// A compact card: tool, target, status, duration and exit code on one
+	// line, the output folded away with a copy button.
+	waitJS(t, ctx, "the card's head", textHas(`#chat-log .tool .tool-name`, "run_command")+` && `+textHas(`#chat-log .tool .tool-target`, "on server")+
+		` && `+textHas(`#chat-log .tool .tool-status`, "ok")+` && /exit 0/.test(document.querySelector('#chat-log .tool .tool-meta').textContent)
+		&& /\d+(\.\d)? (ms|s)/.test(document.querySelector('#chat-log .tool .tool-meta').textContent)`)
+	waitJS(t, ctx, "the output folded with a copy button", `!document.querySelector('#chat-log .tool .tool-out').open && !!document.querySelector('#chat-log .tool .tool-out button.copy')`)
 	checkClean(t, ctx, "chat after a command ran")
 
 	sid := c.must(200, "GET", "/api/sessions/index", nil).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)

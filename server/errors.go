@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/rag"
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -86,6 +87,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			"detail": "The knowledge index is still loading after a restart; retry in a few seconds", "code": "index_loading"})
 		return
 	}
+	if errors.Is(err, runner.ErrDraining) {
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": runner.ErrDraining.Message, "code": runner.ErrDraining.Reason})
+		return
+	}
 	var se *store.Error
 	if errors.As(err, &se) && se.Code != store.EInternal {
 		status := statusOf[se.Code]
@@ -97,6 +103,14 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 		}
 		writeJSON(w, status, body)
+		return
+	}
+	if store.Contended(err) {
+		// A write conflict that outlasted the store's retries: not a fault, a
+		// moment of contention; the client's retry goes through.
+		loggerFrom(r.Context()).WarnContext(r.Context(), "write conflict after retries", "request_id", RequestID(r.Context()), "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": "The database was busy with conflicting writes; retry in a moment", "code": "write_conflict"})
 		return
 	}
 	rid := RequestID(r.Context())

@@ -20,8 +20,8 @@ import (
 //     the host's user may, and host-changing calls are denied unless the
 //     approval card said "may stop or restart the host";
 //   - on top of either, each must_never effect rule the kernel can enforce
-//     narrows it: deletes_files (no removal, no truncation, no writes to
-//     the category's files), stops_host (host-changing calls denied, the
+//     narrows it: deletes_files (no removal, no truncation), stops_host
+//     (host-changing calls denied, signals only within the command, the
 //     system D-Bus hidden), runs_downloaded_code (nothing written during
 //     the command executes, no network).
 //
@@ -49,7 +49,9 @@ func sandboxFor(d callDecision, rules []store.Rule) sandbox.Profile {
 		case "deletes_files":
 			p.NoDelete = true
 		case "stops_host":
-			p.DenyHostStop, p.HideSystemSockets = true, true
+			// Signals too: a command that may not stop the host may not
+			// kill every process on it either (pkill ., kill -9 -1).
+			p.DenyHostStop, p.HideSystemSockets, p.ScopeSignals = true, true, true
 		case "runs_downloaded_code":
 			p.NoExecNew, p.NoNetwork = true, true
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"time"
 
 	"github.com/opsagent/opsagent/server/agent/runner"
@@ -79,6 +80,9 @@ type RuleEvaluationOut struct {
 	Effects  []string `json:"effects" doc:"the effect categories of the line"`
 	Opaque   []string `json:"opaque" doc:"why parts of the line cannot be proven (empty: fully analysed)"`
 	ReadOnly bool     `json:"read_only" doc:"the analysis proves the whole line only reads"`
+	// Sandbox is the kernel profile the call's commands would run under
+	// (run_command only; on a connector the host narrows it further).
+	Sandbox *sandbox.Profile `json:"sandbox,omitempty" doc:"the kernel sandbox profile the command would run under (run_command)"`
 }
 
 // ruleRoutes: project and org rules.
@@ -253,6 +257,9 @@ func (s *Server) handleEvaluateRules(c *Ctx) error {
 	if sc := d.view.Scan; sc != nil {
 		out.Parsed, out.ReadOnly = sc.a.Summary(), sc.readOnly
 		out.Effects, out.Opaque = sc.effectNames(), sc.opaqueReasons()
+		p := d.sandbox
+		p.LandlockABI = s.kernel().LandlockABI
+		out.Sandbox = &p
 	}
 	return c.JSON(200, out)
 }

@@ -173,7 +173,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.taskPages = store.NewCache[[]byte](d.DB, taskPagesMax, store.GenTasks)
 	s.metrics = newMetrics()
-	s.metrics.reg.MustRegister(stateCollector{s})
+	s.metrics.reg.MustRegister(stateCollector{s}, retryCollector{s})
 	s.knowledge = knowledge.New(d.DB, d.RAG)
 	s.secrets = secrets.New(d.DB, d.Vault, cfg.Path("vault"), cfg.VaultPassphrase, d.Logger)
 	s.stopping, s.stopStreams = context.WithCancel(context.Background())
@@ -279,6 +279,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopPprof()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	go s.resumeRuns(base) // turns the last stop (or a dead server) cut, from their checkpoints
 	stopTasks := s.startTasks(base)
 	defer stopTasks()
 	stopWebhooks := s.wh.Start() // stops after the HTTP drain: draining requests wait for its commits
@@ -290,7 +291,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
+	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout, "grace", s.cfg.ShutdownGrace)
+	// Runs first, while requests are still served: new turns are refused
+	// with 503, live ones end at their next checkpoint (runner.Drain).
+	s.runner.Drain()
 	s.stopStreams()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()

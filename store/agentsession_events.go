@@ -31,18 +31,20 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID string, evs []S
 	if len(evs) == 0 {
 		return nil
 	}
-	return db.writeHot(ctx, func(tx *Tx) error {
-		for _, e := range evs {
-			at := e.CreatedAt
-			if at.IsZero() {
-				at = tx.Now
-			}
-			if _, err := tx.ExecContext(ctx, insertSessionEvent, sessionID, e.Seq, e.Type, e.Data, TS(at)); err != nil {
-				return err
-			}
+	return db.writeHot(ctx, func(tx *Tx) error { return insertSessionEventsTx(ctx, tx, sessionID, evs) })
+}
+
+func insertSessionEventsTx(ctx context.Context, tx *Tx, sessionID string, evs []SessionEvent) error {
+	for _, e := range evs {
+		at := e.CreatedAt
+		if at.IsZero() {
+			at = tx.Now
 		}
-		return nil
-	})
+		if _, err := tx.ExecContext(ctx, insertSessionEvent, sessionID, e.Seq, e.Type, e.Data, TS(at)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SessionEventsAfter returns up to limit events with seq > after, in order.

@@ -151,6 +151,14 @@ type TurnEnd struct {
 	// CountersOnly is for task runs, whose status, tokens, cost and
 	// duration the task scheduler writes: only transcript and counters.
 	CountersOnly bool
+	// Final, when set, returns the turn's last events (done) from the
+	// session row as this transaction left it; they are stored in the same
+	// transaction, so a reader who sees the status settled sees them too.
+	// It may be called more than once (Write retries); its last result is
+	// what was stored.
+	Final func(s *AgentSession) []SessionEvent
+	// OrgID and ProjectID scope the row Final is given.
+	OrgID, ProjectID string
 }
 
 // EndTurn records the end of a turn (transcript, counters, status) in one
@@ -195,8 +203,18 @@ func (db *DB) EndTurn(ctx context.Context, id string, e TurnEnd) (bool, error) {
 		if err := saveTranscriptTx(ctx, tx, id, e.Messages, e.Pending); err != nil {
 			return err
 		}
+		if err := deleteCheckpointTx(ctx, tx, id); err != nil {
+			return err
+		}
 		ok = n == 1
-		return nil
+		if e.Final == nil {
+			return nil
+		}
+		s, err := findProjectSession(ctx, tx, e.OrgID, e.ProjectID, id)
+		if err != nil {
+			return err
+		}
+		return insertSessionEventsTx(ctx, tx, id, e.Final(s))
 	})
 	return ok, err
 }
@@ -232,14 +250,16 @@ func (db *DB) CancelIdleSession(ctx context.Context, orgID, projectID, id, reaso
 }
 
 // FailInterruptedChats fails sessions left running by a stopped process that
-// are not task runs (the task scheduler recovers those) and not waiting for
-// an approval (that wait survives a restart).
+// are not task runs (the task scheduler recovers those), not waiting for
+// an approval (that wait survives a restart) and left no checkpoint (those
+// resume: run_checkpoint.go).
 func (db *DB) FailInterruptedChats(ctx context.Context, reason string) (int, error) {
 	var n int64
 	err := db.Write(ctx, func(tx *Tx) error {
 		now := TS(tx.Now)
 		res, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET status = ?, reason = ?, ended_at = ?, last_activity = ?, updated_at = ?
-			WHERE status = ? AND waiting_approval = 0 AND id NOT IN (SELECT session_id FROM task_runs)`,
+			WHERE status = ? AND waiting_approval = 0 AND id NOT IN (SELECT session_id FROM task_runs)
+			AND id NOT IN (SELECT session_id FROM run_checkpoints)`,
 			SessionFailed, reason, now, now, now, SessionRunning)
 		if err != nil {
 			return err

@@ -153,7 +153,8 @@ func (db *DB) SweepOrphanedChats(ctx context.Context, reason string) (int, error
 // NOT IN (SELECT session_id FROM task_runs) read every run ever recorded
 // into a hash, every 30 s on each cluster.
 const queryOrphanedChats = `SELECT s.id, '' FROM agent_sessions s WHERE s.status = 'running' AND s.waiting_approval = 0
-		AND s.last_activity < ? AND NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.session_id = s.id)`
+		AND s.last_activity < ? AND NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.session_id = s.id)
+		AND NOT EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.session_id = s.id)`
 
 func (db *DB) failOrphans(ctx context.Context, reason string) (int, error) {
 	return db.failUnheld(ctx, reason, queryOrphanedChats)

@@ -32,6 +32,8 @@ type DB struct {
 	Path string
 	// Now is the clock every transaction stamps its rows with; tests replace it.
 	Now func() time.Time
+	// retries counts transactions Write ran again (write_retry.go).
+	retries retryCounters
 	// stmts caches prepared read statements by query text: modernc's driver
 	// parses and plans a query on every call otherwise, which was a fifth of
 	// the CPU of an authenticated request.
@@ -287,22 +289,11 @@ type Tx struct {
 }
 
 // Write runs fn in one IMMEDIATE transaction on the writer connection,
-// retrying a bounded number of times when the file is busy (another process,
-// such as a backup, holds the lock).
+// running it again (write_retry.go) when it lost a race: the SQLite file
+// busy, a PostgreSQL serialization failure or deadlock. fn may therefore run
+// more than once and must not keep state between runs.
 func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		err = db.writeOnce(ctx, fn)
-		if !isBusy(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
-		}
-	}
-	return err
+	return db.writeRetrying(ctx, fn)
 }
 
 func (db *DB) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {

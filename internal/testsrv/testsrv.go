@@ -48,7 +48,7 @@ type Options struct {
 // Config is the configuration tests start from: loopback, 1 MiB bodies,
 // a 5 s drain, a test sender address, debug logs.
 func Config(dir string) server.Config {
-	return server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second,
+	return server.Config{Addr: "127.0.0.1:0", DataDir: dir, MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, ShutdownGrace: 2 * time.Second,
 		MailFrom: "opsagent <noreply@test>", LogLevel: "debug"}
 }
 

@@ -77,6 +77,7 @@ func (r *run) loop(ctx context.Context) Result {
 		r.cost += r.cfg.Prices.Cost(r.answeredBy(resp), resp.Usage)
 		r.emit(Event{Type: EventUsage, Data: UsageEvent{Step: step, Usage: resp.Usage, Total: r.usage, Cost: r.cost,
 			Model: r.answeredBy(resp)}})
+		r.checkpoint(ctx, nil)
 		if len(calls) == 0 {
 			return r.finish(StatusCompleted, "", "", nil)
 		}
@@ -96,6 +97,10 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 		if ctx.Err() != nil {
 			return r.stopped(ctx, nil), true
 		}
+		if r.interrupted(c) {
+			r.answer(step, c, InterruptedOutcome, true, false, false, true, 0)
+			continue
+		}
 		if r.special(step, c) { // get_tool_output, or a call the output checks refused
 			continue
 		}
@@ -108,6 +113,11 @@ func (r *run) runCalls(ctx context.Context, step int, calls []llm.ToolCall, anno
 		d := r.decide(ctx, call)
 		switch d.Verdict {
 		case VerdictAllow:
+			if !call.ReadOnly {
+				if r.checkpoint(ctx, &call); ctx.Err() != nil {
+					return r.stopped(ctx, nil), true // stopped before the call: a resumed run asks again
+				}
+			}
 			started := time.Now()
 			out, err := r.runTool(withToolOutput(ctx, r.outputEmitter(step, c)), tool, call)
 			var refused *Refusal
@@ -178,6 +188,7 @@ func (r *run) answer(step int, c llm.ToolCall, text string, isErr, blocked, from
 		Step: step, CallID: c.ID, Name: c.Name, Output: text, IsError: isErr, Blocked: blocked,
 		Truncated: fromTool && len(text) > r.resultBudget(), DurationMS: took.Milliseconds(),
 	}})
+	r.checkpoint(context.Background(), nil)
 }
 
 // stopped ends a run whose context is done: timeout on a deadline,

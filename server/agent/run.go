@@ -70,6 +70,11 @@ type Config struct {
 	MaxInvalidOutputs int
 	Prices            llm.Prices // nil: llm.DefaultPrices()
 	Logger            *slog.Logger
+	// Checkpoint, when set, receives the run's state at every step boundary
+	// and before each change-capable call (checkpoint.go).
+	Checkpoint func(ctx context.Context, cp Checkpoint)
+	// From resumes a run cut by a restart from its last checkpoint.
+	From *ResumeFrom
 }
 
 // Pending is the call a run stopped for in StatusWaitingApproval.
@@ -164,5 +169,6 @@ func start(ctx context.Context, cfg Config, history []llm.Message, a *Approval, 
 	for _, m := range closeAbandoned(history) {
 		r.append(m)
 	}
+	r.restore()
 	return r.loop(ctx), nil
 }

@@ -12,29 +12,35 @@ import (
 )
 
 // Unit is how a meter is priced: UnitPricesUSD[meter] is the price of Size
-// of the meter's raw quantity (a million tokens, a GiB-month).
+// of the meter's raw quantity (a million tokens, a GiB-month); Raw names
+// the raw quantity's own unit.
 type Unit struct {
 	Name string
 	Size float64
+	Raw  string
 }
 
 // Units of each meter. llm_cost_usd's price is a multiplier of the model
 // cost (1 passes it through, 1.2 adds a fifth).
 var Units = map[string]Unit{
-	MeterAgentRuns:      {"run", 1},
-	MeterAgentTokens:    {"1M tokens", 1e6},
-	MeterLLMCost:        {"USD of model cost", 1},
-	MeterWebhookEvents:  {"1k events", 1e3},
-	MeterKnowledgeBytes: {"GiB", 1 << 30},
+	MeterAgentRuns:      {"run", 1, "runs"},
+	MeterAgentTokens:    {"1M tokens", 1e6, "tokens"},
+	MeterLLMCost:        {"USD of model cost", 1, "USD"},
+	MeterWebhookEvents:  {"1k events", 1e3, "events"},
+	MeterKnowledgeBytes: {"GiB", 1 << 30, "bytes"},
 }
 
-// Line is one line item of a statement.
+// Line is one line item of a statement. Quantity is in the unit that is
+// priced, so Quantity × UnitPriceUSD is AmountUSD (rounded to the
+// micro-dollar); RawQuantity is what was recorded, in RawUnit.
 type Line struct {
 	ProjectID    string  `json:"project_id" doc:"empty for the plan fee and org-wide use"`
 	ProjectName  string  `json:"project_name"`
 	Meter        string  `json:"meter" doc:"plan for the flat fee, else a meter"`
-	Quantity     float64 `json:"quantity" doc:"raw quantity (runs, tokens, USD, events, bytes)"`
-	Unit         string  `json:"unit"`
+	Quantity     float64 `json:"quantity" doc:"billed quantity, in unit (quantity × unit_price_usd = amount_usd, rounded to 6 decimals)"`
+	Unit         string  `json:"unit" doc:"the unit unit_price_usd is for (run, 1M tokens, USD of model cost, 1k events, GiB, month)"`
+	RawQuantity  float64 `json:"raw_quantity" doc:"the quantity as recorded, in raw_unit"`
+	RawUnit      string  `json:"raw_unit" doc:"runs, tokens, USD, events, bytes or month"`
 	UnitPriceUSD float64 `json:"unit_price_usd"`
 	AmountUSD    float64 `json:"amount_usd"`
 }
@@ -58,6 +64,11 @@ type Statement struct {
 // model costs must still sum to their sessions).
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
+// round9 keeps billed quantities to about a byte of a GiB, and free of
+// float noise; amounts are computed from the rounded quantity, so the
+// line multiplies out as printed.
+func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
 // Statement builds org's statement for period from its metered usage:
 // the plan's flat fee, then one line per project and meter.
 func (s *Service) Statement(ctx context.Context, orgID, period string) (*Statement, error) {
@@ -80,7 +91,8 @@ func (s *Service) Statement(ctx context.Context, orgID, period string) (*Stateme
 		st.Status = "closed"
 	}
 	if plan.MonthlyPriceUSD > 0 {
-		st.Lines = append(st.Lines, Line{Meter: "plan", Quantity: 1, Unit: "month", UnitPriceUSD: plan.MonthlyPriceUSD, AmountUSD: plan.MonthlyPriceUSD})
+		st.Lines = append(st.Lines, Line{Meter: "plan", Quantity: 1, Unit: "month", RawQuantity: 1, RawUnit: "month",
+			UnitPriceUSD: plan.MonthlyPriceUSD, AmountUSD: plan.MonthlyPriceUSD})
 	}
 	SortRows(rows)
 	for _, r := range rows {
@@ -89,8 +101,9 @@ func (s *Service) Statement(ctx context.Context, orgID, period string) (*Stateme
 		if !ok && r.Meter == MeterLLMCost {
 			price = 1 // model cost passes through unless the plan says otherwise
 		}
+		qty := round9(r.Quantity / u.Size)
 		st.Lines = append(st.Lines, Line{ProjectID: r.ProjectID, ProjectName: names[r.ProjectID], Meter: r.Meter,
-			Quantity: round6(r.Quantity), Unit: u.Name, UnitPriceUSD: price, AmountUSD: round6(r.Quantity / u.Size * price)})
+			Quantity: qty, Unit: u.Name, RawQuantity: round6(r.Quantity), RawUnit: u.Raw, UnitPriceUSD: price, AmountUSD: round6(qty * price)})
 	}
 	for _, l := range st.Lines {
 		st.TotalUSD += l.AmountUSD
@@ -99,15 +112,17 @@ func (s *Service) Statement(ctx context.Context, orgID, period string) (*Stateme
 	return st, nil
 }
 
-// WriteCSV writes the statement as CSV: one row per line item, then a total row.
+// WriteCSV writes the statement as CSV: one row per line item, then a total
+// row. The raw columns come last, so the first eight keep their places.
 func (st *Statement) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	_ = cw.Write([]string{"period", "project_id", "project_name", "meter", "quantity", "unit", "unit_price_usd", "amount_usd"})
+	_ = cw.Write([]string{"period", "project_id", "project_name", "meter", "quantity", "unit", "unit_price_usd", "amount_usd", "raw_quantity", "raw_unit"})
 	for _, l := range st.Lines {
-		_ = cw.Write([]string{st.Period, l.ProjectID, csvSafe(l.ProjectName), l.Meter, f(l.Quantity), l.Unit, f(l.UnitPriceUSD), f(l.AmountUSD)})
+		_ = cw.Write([]string{st.Period, l.ProjectID, csvSafe(l.ProjectName), l.Meter, f(l.Quantity), l.Unit, f(l.UnitPriceUSD), f(l.AmountUSD),
+			f(l.RawQuantity), l.RawUnit})
 	}
-	_ = cw.Write([]string{st.Period, "", "", "total", "", "", "", f(st.TotalUSD)})
+	_ = cw.Write([]string{st.Period, "", "", "total", "", "", "", f(st.TotalUSD), "", ""})
 	cw.Flush()
 	return cw.Error()
 }

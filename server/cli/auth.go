@@ -57,7 +57,7 @@ func (c *credential) refresh(ctx context.Context, hc *http.Client) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "opsagent-cli")
+	req.Header.Set("User-Agent", cliclient.UserAgent())
 	res, err := hc.Do(req)
 	if err != nil {
 		return errors.New("cannot reach " + c.base + " to refresh the sign-in: " + unwrapURLError(err).Error())

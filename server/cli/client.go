@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/opsagent/opsagent/server/cliclient"
 )
 
 // client is one server, one credential and (for project-scoped routes) one
@@ -119,7 +121,7 @@ func (c *client) send(ctx context.Context, method, path string, q url.Values, bo
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("User-Agent", "opsagent-cli")
+		req.Header.Set("User-Agent", cliclient.UserAgent())
 		req.Header.Set("Authorization", "Bearer "+tok)
 		if c.project != "" {
 			req.Header.Set("X-Project-ID", c.project)

@@ -2,10 +2,12 @@ package cli_test
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +44,11 @@ func TestStoredSignInIsUsedRefreshedAndReportedExpired(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The grant page shows the approver which program asks: the client names itself.
+	info := s.must(200, "GET", "/api/auth/cli-grant/info?user_code="+url.QueryEscape(code), u.token, "", nil)
+	if ua, _ := info["user_agent"].(string); !regexp.MustCompile(`^opsagent-cli/\S+ \(`+runtime.GOOS+`\)$`).MatchString(ua) {
+		t.Fatalf("the grant shows user agent %q", ua)
+	}
 	s.must(204, "POST", "/api/auth/cli-grant/redeem", u.token, "", map[string]any{"user_code": code})
 	if err := login.Wait(); err != nil {
 		t.Fatalf("login: %v\n%s", err, out.String())
@@ -52,6 +59,16 @@ func TestStoredSignInIsUsedRefreshedAndReportedExpired(t *testing.T) {
 		t.Fatalf("whoami:\n%s", who)
 	}
 	ok(t, env, "tasks", "create", "--name", "t", "--prompt", "p")
+	// The API calls carry the same name (the audit log records it).
+	audit := s.must(200, "GET", "/api/audit-logs?limit=200", u.token, "", nil)["items"].([]any)
+	named := false
+	for _, e := range audit {
+		ua, _ := e.(map[string]any)["user_agent"].(string)
+		named = named || strings.HasPrefix(ua, "opsagent-cli/")
+	}
+	if !named {
+		t.Fatalf("no audit event carries the client's user agent: %v", audit)
+	}
 
 	// An access token about to expire is refreshed, and the rotated refresh token saved.
 	path := filepath.Join(home, ".config", "opsagent", "credentials.json")

@@ -143,6 +143,12 @@ func (r *renderer) show(ev event) {
 			r.errShown = true
 			fmt.Fprintf(r.o.errw, "%s %s\n", r.o.errPaint(red, "error:"), d.Message)
 		}
+	case "run.resumed":
+		// The server restarted (or another took over) and the turn goes on
+		// from its last completed step; a partly streamed answer is asked again.
+		r.newline()
+		r.streamed = map[int]bool{}
+		fmt.Fprintf(r.o.errw, "%s\n", r.o.errPaint(dim, "(the server restarted; the turn resumes from its last completed step)"))
 	case "done":
 		r.newline()
 	}

@@ -119,6 +119,7 @@ func (o *Options) fill() error {
 	if o.HTTP == nil {
 		o.HTTP = &http.Client{Timeout: 30 * time.Second}
 	}
+	o.HTTP = WithUserAgent(o.HTTP)
 	if o.Out == nil {
 		o.Out = io.Discard
 	}

@@ -61,7 +61,9 @@ var execDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 
 // hostStopPaths are files whose writing stops or reboots the host (or arms
 // a watchdog that will): read-only under DenyHostStop.
-var hostStopPaths = []string{"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq", "/sys/power", "/sys/kernel", "/dev/watchdog", "/dev/watchdog0", "/sys/firmware"}
+// /proc/sys/kernel holds the host name, the sysrq mask, core_pattern (a
+// pipe there runs as root) and the power-off command.
+var hostStopPaths = []string{"/proc/sysrq-trigger", "/proc/sys/kernel", "/sys/power", "/sys/kernel", "/dev/watchdog", "/dev/watchdog0", "/sys/firmware"}
 
 // grant is a path whose subtree gets exactly rights (deeper grants win).
 type grant struct {

@@ -139,6 +139,7 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 		usage            anUsage
 		out              Response
 		started, stopped bool
+		filter           deltaFilter // a proxied open model may still write <think>
 		events           = newSSEReader(resp.Body)
 	)
 	for !stopped {
@@ -183,7 +184,9 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 			case "text_delta":
 				if e.Delta.Text != "" {
 					b.text.WriteString(e.Delta.Text)
-					onDelta(Delta{Text: e.Delta.Text})
+					if shown := filter.feed(e.Delta.Text); shown != "" {
+						onDelta(Delta{Text: shown})
+					}
 				}
 			case "thinking_delta":
 				b.text.WriteString(e.Delta.Thinking) // reasoning: kept, never streamed as the answer
@@ -238,7 +241,11 @@ func (p *anthropicMessages) attempt(ctx context.Context, req Request, onDelta fu
 			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: argsOrEmpty(args)})
 		}
 	}
-	out.Content = text.String()
+	answer, thought := splitThink(text.String())
+	out.Content = answer
+	if thought != "" && out.ReasoningSignature == "" { // a signed block must go back exactly as it came
+		out.Reasoning = strings.TrimSpace(out.Reasoning + "\n\n" + thought)
+	}
 	out.Usage = Usage{
 		InputTokens:  usage.InputTokens + usage.CacheCreationInputTokens + usage.CacheReadInputTokens,
 		OutputTokens: usage.OutputTokens,

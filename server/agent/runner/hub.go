@@ -22,6 +22,11 @@ type hub struct {
 	events []Event
 	wake   chan struct{}
 	closed bool
+	// sealed: persist stops once it has written what was published so far;
+	// the turn writes its last events itself, with its outcome (settle.go).
+	sealed bool
+	// cp is a checkpoint for persist to write with the events before it.
+	cp *cpRequest
 	// stored is the last seq persist has written (or given up on);
 	// storedWake is closed and replaced when it moves.
 	stored     int64
@@ -78,16 +83,6 @@ func (h *hub) publish(typ string, payload any, at time.Time) {
 	h.wake = make(chan struct{})
 }
 
-// close ends the log; readers finish what they have not read and stop.
-func (h *hub) close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.closed {
-		h.closed = true
-		close(h.wake)
-	}
-}
-
 // since returns the events after seq, the channel to wait on for more, and
 // whether the log is closed (no more will come).
 func (h *hub) since(after int64) ([]Event, <-chan struct{}, bool) {
@@ -107,22 +102,19 @@ func (h *hub) since(after int64) ([]Event, <-chan struct{}, bool) {
 func (r *Runner) persist(sessionID string, h *hub) {
 	cursor := h.first - 1
 	for {
+		cp := h.takeCheckpoint() // before since: it covers every event published before it
 		evs, wake, closed := h.since(cursor)
-		if len(evs) > 0 {
-			batch := make([]store.SessionEvent, len(evs))
-			for i, e := range evs {
-				batch[i] = store.SessionEvent{Seq: e.Seq, Type: e.Type, Data: string(e.Data), CreatedAt: e.At}
+		if len(evs) > 0 || cp != nil {
+			if err := r.persistBatch(sessionID, storeEvents(evs), cp); err != nil {
+				r.log.Error("session events not saved", "session_id", sessionID, "count", len(evs), "checkpoint", cp != nil, "err", err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if err := r.d.DB.AppendSessionEvents(ctx, sessionID, batch); err != nil {
-				r.log.Error("session events not saved", "session_id", sessionID, "from", evs[0].Seq, "count", len(evs), "err", err)
+			if len(evs) > 0 {
+				cursor = evs[len(evs)-1].Seq
+				h.markStored(cursor)
 			}
-			cancel()
-			cursor = evs[len(evs)-1].Seq
-			h.markStored(cursor)
 			continue
 		}
-		if closed {
+		if closed || h.isSealed() {
 			return
 		}
 		select {
@@ -182,7 +174,7 @@ func (s *Subscription) Next(ctx context.Context) ([]Event, <-chan struct{}, erro
 	if s.hub == nil {
 		return nil, nil, io.EOF
 	}
-	evs, wake, closed := s.hub.since(s.after)
+	evs, wake, closed := s.hub.visible(s.after)
 	if len(evs) > 0 {
 		s.after = evs[len(evs)-1].Seq
 		return evs, nil, nil

@@ -22,15 +22,19 @@ func (r *Runner) Launch(info RunInfo, prompt, agentType string) error {
 // running, in the background under the runner's context. The turn's hub is
 // registered before launch returns, so a viewer can attach at once.
 func (r *Runner) launch(spec turnSpec, firstSeq int64, timeout time.Duration) error {
+	if r.draining.Load() {
+		return ErrDraining
+	}
 	ctx, cancel := context.WithTimeout(r.base, timeout)
-	lr := &liveRun{hub: newHub(firstSeq), cancel: cancel, saved: make(chan struct{}), finished: make(chan struct{})}
+	lr := &liveRun{hub: newHub(firstSeq), cancel: cancel, ending: make(chan struct{}), finished: make(chan struct{}),
+		persisted: make(chan struct{})}
 	if !r.register(spec.info.SessionID, lr) {
 		cancel()
 		return ErrBusy
 	}
-	persisted := make(chan struct{})
+	spec.durable = &durableTurn{r: r, lr: lr}
 	go func() {
-		defer close(persisted)
+		defer close(lr.persisted)
 		r.persist(spec.info.SessionID, lr.hub)
 	}()
 	r.wg.Add(1)
@@ -39,25 +43,29 @@ func (r *Runner) launch(spec turnSpec, firstSeq int64, timeout time.Duration) er
 		defer cancel()
 		started := time.Now()
 		res := r.runTurn(ctx, spec, lr.hub)
+		if spec.resume != nil {
+			res.toolCalls = int(spec.durable.calls.Load()) // the turn's, before the interruption too
+		}
 		r.save(ctx, spec, lr, res, time.Since(started))
-		close(lr.saved)
-		lr.hub.close()
-		<-persisted
-		close(lr.finished)
-		r.unregister(spec.info.SessionID, lr)
 	}()
 	return nil
 }
 
-// save writes a chat turn's outcome and publishes its last events.
+// save writes a chat turn's outcome with its last events, then settles it.
+// A turn stopped by a shutdown is not ended: its checkpoint stays for the
+// resume, and its session stays running.
 func (r *Runner) save(ctx context.Context, spec turnSpec, lr *liveRun, res turnResult, took time.Duration) {
+	close(lr.ending)
+	if r.interrupted(lr, res) {
+		r.settleTurn(spec.info.SessionID, lr, nil)
+		r.log.Info("agent turn interrupted by the shutdown; it resumes from its last checkpoint", "session_id", spec.info.SessionID, "steps", res.steps)
+		return
+	}
 	status := sessionStatus(res.status)
 	lr.mu.Lock()
 	by := lr.cancelledBy
 	lr.mu.Unlock()
 	switch {
-	case r.base.Err() != nil && res.status != agent.StatusCompleted:
-		status, res.reason = store.SessionFailed, interruptedReason
 	case by != "" && res.status == agent.StatusCancelled:
 		res.reason = "cancelled by " + by
 	case res.status == agent.StatusTimeout:
@@ -70,18 +78,23 @@ func (r *Runner) save(ctx context.Context, spec turnSpec, lr *liveRun, res turnR
 	msgs, pending := encodeTranscript(res.messages, res.pending)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	_, err := r.d.DB.EndTurn(wctx, spec.info.SessionID, store.TurnEnd{Status: status, WaitingApproval: res.pending != nil,
-		Reason: res.reason, Summary: res.summary, Model: res.model, TokensIn: int64(res.usage.InputTokens),
-		TokensOut: int64(res.usage.OutputTokens), Cost: res.cost, Duration: took, Steps: res.steps,
-		ToolCalls: res.toolCalls, Messages: msgs, Pending: pending})
-	if err != nil {
-		r.log.Error("agent: turn outcome not saved", "session_id", spec.info.SessionID, "err", err)
-	}
-	sess, _ := r.d.DB.FindProjectSession(wctx, spec.info.OrgID, spec.info.ProjectID, spec.info.SessionID)
-	if sess != nil {
-		status = sess.Status
-	}
-	r.finishEvents(lr.hub, res, status, approvalID, sess)
+	r.settleTurn(spec.info.SessionID, lr, func(next int64) []Event {
+		var final []Event
+		_, err := r.d.DB.EndTurn(wctx, spec.info.SessionID, store.TurnEnd{Status: status, WaitingApproval: res.pending != nil,
+			Reason: res.reason, Summary: res.summary, Model: res.model, TokensIn: int64(res.usage.InputTokens),
+			TokensOut: int64(res.usage.OutputTokens), Cost: res.cost, Duration: took, Steps: res.steps,
+			ToolCalls: res.toolCalls, Messages: msgs, Pending: pending, OrgID: spec.info.OrgID, ProjectID: spec.info.ProjectID,
+			Final: func(s *store.AgentSession) []store.SessionEvent {
+				status = s.Status
+				final = r.finalEvents(next, res, s.Status, approvalID, s)
+				return storeEvents(final)
+			}})
+		if err != nil {
+			r.log.Error("agent: turn outcome not saved", "session_id", spec.info.SessionID, "err", err)
+			final = r.finalEvents(next, res, status, approvalID, nil)
+		}
+		return final
+	})
 	r.report(spec.info.TriggerSource, status, res)
 	r.log.Info("agent turn ended", "session_id", spec.info.SessionID, "status", status, "steps", res.steps, "cost", res.cost)
 }
@@ -109,7 +122,13 @@ func (r *Runner) Cancel(ctx context.Context, sessionID, by string) bool {
 // prompt (chat or resume): history from its transcript. A replayed
 // idempotency key returns the turn it started (Replayed) and runs nothing.
 func (r *Runner) Continue(ctx context.Context, info RunInfo, prompt, idemKey string) (*store.Turn, error) {
+	if r.draining.Load() {
+		return nil, ErrDraining
+	}
 	r.settle(ctx, info.SessionID)
+	if err := r.settleElsewhere(ctx, info); err != nil {
+		return nil, err
+	}
 	t, err := r.d.DB.BeginTurn(ctx, info.OrgID, info.ProjectID, info.SessionID, idemKey)
 	if err != nil || t.Replayed {
 		return t, err
@@ -138,6 +157,9 @@ func (r *Runner) Continue(ctx context.Context, info RunInfo, prompt, idemKey str
 // task run blocked in Execute gets the decision directly; a chat session is
 // continued in the background.
 func (r *Runner) Resume(ctx context.Context, info RunInfo, d agent.Approval) error {
+	if r.draining.Load() {
+		return ErrDraining // the decision is recorded: ResumeInterrupted honours it after the restart
+	}
 	if r.liveRun(info.SessionID) == nil {
 		if held, err := r.heldElsewhere(ctx, info); err != nil || held {
 			return err // a task run waiting on another server takes the decision from the database

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opsagent/opsagent/scheduler"
@@ -54,6 +55,17 @@ type Deps struct {
 	Now    func() time.Time // the server's clock (tests move it)
 	// Telemetry hears of each ended run and its model usage (nil: nothing).
 	Telemetry telemetry.Agent
+	// ShutdownGrace is how long Stop lets live turns reach their next
+	// checkpoint before it cuts them (default DefaultShutdownGrace).
+	ShutdownGrace time.Duration
+	// ResumeLimit is how many times one turn is resumed after interruptions
+	// before it is stopped (default DefaultResumeLimit).
+	ResumeLimit int
+	// Resumed, when set, hears of every turn resumed after an interruption,
+	// with the number of its first event (run.resumed), once it is live: a
+	// chat channel's relay, ended with the server that ran the turn,
+	// follows it again from there.
+	Resumed func(info RunInfo, firstSeq int64)
 }
 
 // Runner runs agent turns; build it with New and end it with Stop.
@@ -67,14 +79,24 @@ type Runner struct {
 
 	mu   sync.Mutex
 	live map[string]*liveRun // session id -> its turn in progress
+
+	// draining: the server is stopping; new turns are refused and live ones
+	// end at their next checkpoint (resume.go).
+	draining atomic.Bool
 }
 
 // liveRun is a turn in progress.
 type liveRun struct {
-	hub      *hub
-	cancel   context.CancelFunc
-	saved    chan struct{} // closed once the turn's outcome is in the session row
-	finished chan struct{} // closed once, besides, its events are persisted
+	hub    *hub
+	cancel context.CancelFunc
+	// ending is closed when the turn starts saving its outcome: a next turn
+	// asked for from then on waits for finished instead of answering 409.
+	ending   chan struct{}
+	finished chan struct{} // closed once the turn is settled (settle.go)
+	// persisted is closed when persist has stopped (settle.go).
+	persisted chan struct{}
+	// drained: a shutdown stopped the turn at a checkpoint, to be resumed.
+	drained atomic.Bool
 	// end closes a task run's stream and unregisters it (task.go).
 	end func()
 	// decide receives the decision for a task run blocked on an approval.
@@ -99,12 +121,20 @@ func New(d Deps) *Runner {
 	if d.Now == nil {
 		d.Now = func() time.Time { return time.Now().UTC() }
 	}
+	if d.ShutdownGrace <= 0 {
+		d.ShutdownGrace = DefaultShutdownGrace
+	}
+	if d.ResumeLimit <= 0 {
+		d.ResumeLimit = DefaultResumeLimit
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runner{d: d, log: d.Logger.With("component", "agent"), base: ctx, cancel: cancel, live: map[string]*liveRun{}}
 }
 
-// Recover fails chats a stopped process left running (task runs are the
-// task scheduler's to recover; waits for approval survive a restart).
+// Recover fails chats a stopped process left running without a checkpoint
+// (task runs are the task scheduler's to recover; waits for approval
+// survive a restart; checkpointed turns are resumed by ResumeInterrupted
+// once the server serves).
 func (r *Runner) Recover(ctx context.Context) {
 	n, err := r.d.DB.FailOrphanedChats(ctx, "interrupted: the server stopped while this session was running")
 	if err != nil {
@@ -114,8 +144,30 @@ func (r *Runner) Recover(ctx context.Context) {
 	}
 }
 
-// Stop cancels every chat turn and waits for them to be saved.
+// Drain begins the shutdown: new turns are refused (ErrDraining), and live
+// chat turns get ShutdownGrace to reach their next checkpoint and end
+// there, saved to be resumed. It returns when none is left or the grace
+// is over.
+func (r *Runner) Drain() {
+	r.draining.Store(true)
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(r.d.ShutdownGrace):
+		r.log.Warn("agent: turns still running at the end of the shutdown grace; cutting them at their last checkpoint", "grace", r.d.ShutdownGrace)
+	}
+}
+
+// Stop drains if Drain was not called, then cuts the turns still running
+// (their last checkpoint stands) and waits for them to be saved.
 func (r *Runner) Stop() {
+	if !r.draining.Load() {
+		r.Drain()
+	}
 	r.cancel()
 	r.wg.Wait()
 }
@@ -140,9 +192,9 @@ func (r *Runner) liveRun(sessionID string) *liveRun {
 // its last events, so the next turn numbers its events after them. A turn
 // still running is not waited for: the caller's BeginTurn answers 409.
 func (r *Runner) settle(ctx context.Context, sessionID string) {
-	if lr := r.liveRun(sessionID); lr != nil && lr.saved != nil {
+	if lr := r.liveRun(sessionID); lr != nil && lr.ending != nil {
 		select {
-		case <-lr.saved:
+		case <-lr.ending:
 		default:
 			return
 		}

@@ -26,21 +26,16 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lr := &liveRun{hub: newHub(last + 1), cancel: cancel, finished: make(chan struct{}), decide: make(chan agent.Approval, 1)}
+	lr := &liveRun{hub: newHub(last + 1), cancel: cancel, ending: make(chan struct{}), finished: make(chan struct{}),
+		persisted: make(chan struct{}), decide: make(chan agent.Approval, 1)}
 	if !r.register(run.SessionID, lr) {
 		return scheduler.Outcome{}, errors.New("the session already has a run in progress")
 	}
-	persisted := make(chan struct{})
 	go func() {
-		defer close(persisted)
+		defer close(lr.persisted)
 		r.persist(run.SessionID, lr.hub)
 	}()
-	lr.end = func() {
-		lr.hub.close()
-		<-persisted
-		close(lr.finished)
-		r.unregister(run.SessionID, lr)
-	}
+	lr.end = func() { r.settleTurn(run.SessionID, lr, nil) }
 	// A run that returns its outcome hands the end over to the outcome's
 	// Saved (taskOutcome): done is published after the scheduler saved
 	// the final status. Any other return (a panic) ends here.
@@ -72,7 +67,7 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 		}
 		if res.status != agent.StatusWaitingApproval {
 			handedOver = true
-			return r.taskOutcome(ctx, lr, info.TriggerSource, res)
+			return r.taskOutcome(ctx, lr, info.SessionID, info.TriggerSource, res)
 		}
 		approvalID := r.requestApproval(context.WithoutCancel(ctx), info, res.pending)
 		r.publishApproval(lr.hub, res.pending, approvalID)
@@ -84,7 +79,7 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 			}
 			res.pending = nil
 			handedOver = true
-			return r.taskOutcome(ctx, lr, info.TriggerSource, res)
+			return r.taskOutcome(ctx, lr, info.SessionID, info.TriggerSource, res)
 		}
 		spec.history, spec.approval, spec.turn = res.messages, &d, spec.turn+1
 	}
@@ -94,7 +89,7 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 // whose Saved publishes done with the status the scheduler saved and then
 // ends the run's stream: a client that follows the run and reads the
 // session after done sees it ended (the scheduler owns the final status).
-func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, res turnResult) (scheduler.Outcome, error) {
+func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, sessionID, trigger string, res turnResult) (scheduler.Outcome, error) {
 	status := sessionStatus(res.status)
 	lr.mu.Lock()
 	if lr.cancelledBy != "" && res.status == agent.StatusCancelled {
@@ -107,6 +102,7 @@ func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, r
 	// The events so far are stored before the scheduler saves the status:
 	// a reader of a finished run's events finds them all.
 	lr.hub.waitStored(30 * time.Second)
+	close(lr.ending)               // from here a next turn waits for this one to settle
 	r.report(trigger, status, res) // once per run: res holds the totals of every turn
 	out := scheduler.Outcome{Status: status, Reason: res.reason, Summary: res.summary, Model: res.model,
 		TokensIn: int64(res.usage.InputTokens), TokensOut: int64(res.usage.OutputTokens), Cost: res.cost, Cause: res.cause}
@@ -121,8 +117,11 @@ func (r *Runner) taskOutcome(ctx context.Context, lr *liveRun, trigger string, r
 				// done says what was saved.
 				res.reason = reason
 			}
-			r.finishEvents(lr.hub, res, saved, "", nil)
-			lr.end()
+			r.settleTurn(sessionID, lr, func(next int64) []Event {
+				final := r.finalEvents(next, res, saved, "", nil)
+				r.storeFinal(sessionID, final)
+				return final
+			})
 		})
 	}
 	return out, nil

@@ -20,6 +20,8 @@ type turnSpec struct {
 	maxSteps int
 	maxCost  float64 // USD for this run; 0 = no cap but the policy budget
 	agentTyp string
+	durable  *durableTurn     // checkpoints a chat turn (checkpoint.go); nil for task runs
+	resume   *checkpointState // the checkpoint a resumed turn goes on from
 }
 
 // turnResult is what a turn produced, ready to be saved.
@@ -43,8 +45,7 @@ type turnResult struct {
 // can save the outcome first: a viewer that sees done reads a saved session.
 func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResult {
 	now := r.d.Now
-	hub.publish(EventSession, SessionStarted{SessionID: spec.info.SessionID, Turn: spec.turn, Status: store.SessionRunning,
-		Source: spec.info.Source, TriggerSource: spec.info.TriggerSource, FirstEventID: hub.first}, now())
+	r.publishStart(spec, hub)
 	provider, model, err := r.provider(ctx, spec.info.OrgID)
 	if err != nil {
 		msg := err.Error()
@@ -82,6 +83,7 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 		}
 		hub.publish(string(e.Type), e.Data, now())
 	}
+	emit = r.durable(spec, &cfg, emit)
 	var out agent.Result
 	if spec.approval != nil {
 		out, err = agent.Resume(ctx, cfg, spec.history, *spec.approval, emit)
@@ -167,20 +169,6 @@ func (r *Runner) publishApproval(hub *hub, p *agent.Pending, approvalID string) 
 	hub.publish(string(agent.EventApprovalRequired), ApprovalRequired{ApprovalRequired: agent.ApprovalRequired{
 		Step: p.Step, CallID: p.Call.ID, Name: p.Call.Name, Arguments: p.Call.Arguments, Reason: p.Reason},
 		ApprovalID: approvalID}, r.d.Now())
-}
-
-// finishEvents publishes the end of a turn: approval.required (with the
-// approval's id) when it stopped for one, then done.
-func (r *Runner) finishEvents(hub *hub, res turnResult, status, approvalID string, sess *store.AgentSession) {
-	if res.pending != nil {
-		r.publishApproval(hub, res.pending, approvalID)
-	}
-	d := Done{Status: status, WaitingApproval: res.pending != nil, AgentStatus: string(res.status), Reason: res.reason,
-		Steps: res.steps, Usage: res.usage, Cost: res.cost}
-	if sess != nil {
-		d.SessionTokensIn, d.SessionTokensOut, d.SessionCost = sess.TokensIn, sess.TokensOut, sess.Cost
-	}
-	hub.publish(string(agent.EventDone), d, r.d.Now())
 }
 
 // sessionStatus maps a turn's outcome to the session's status.

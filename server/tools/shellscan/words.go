@@ -223,8 +223,14 @@ func hasGlob(p string) bool {
 		switch p[i] {
 		case '\\':
 			i++
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			// A bracket with no closing one after it is a literal to the
+			// shell: "[" and "[[" name the test command, not a pattern.
+			if strings.IndexByte(p[i+1:], ']') >= 0 {
+				return true
+			}
 		}
 	}
 	return false

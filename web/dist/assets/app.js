@@ -26,7 +26,11 @@ import * as heartbeats from './heartbeats.js';
 import * as maintenance from './maintenance.js';
 import * as postmortems from './postmortems.js';
 import * as rulesWhatIf from './rules_whatif.js';
+import * as changes from './changes.js';
+import * as usage from './usage.js';
 import { unmount } from './ui.js';
+import { drawNav, markNav, refreshCounts, crumbs } from './nav.js';
+import { wireSearch } from './search.js';
 
 const PROJECT_PREF = 'console.project';
 
@@ -36,16 +40,16 @@ const routes = [
   { re: /^\/(?:dashboard)?$/, view: dashboard, project: true, nav: '/dashboard' },
   { re: /^\/welcome$/, view: onboarding, project: false, nav: null },
   { re: /^\/chat$/, view: chat, project: true, nav: '/chat' },
-  { re: /^\/chat\/([0-9a-f-]{36})$/, view: chat, project: true, nav: '/chat' },
+  { re: /^\/chat\/([0-9a-f-]{36})$/, view: chat, project: true, nav: '/chat', detail: 'Conversation' },
   { re: /^\/sessions$/, view: sessions, project: true, nav: '/sessions' },
-  { re: /^\/sessions\/([0-9a-f-]{36})$/, view: sessions, project: true, nav: '/sessions' },
+  { re: /^\/sessions\/([0-9a-f-]{36})$/, view: sessions, project: true, nav: '/sessions', detail: 'Session' },
   { re: /^\/tasks$/, view: tasks, project: true, nav: '/tasks' },
   { re: /^\/approvals$/, view: approvals, project: true, nav: '/approvals' },
   { re: /^\/incidents$/, view: incidents, project: true, nav: '/incidents' },
-  { re: new RegExp('^/incidents/' + ID + '$'), view: incident, project: true, nav: '/incidents' },
+  { re: new RegExp('^/incidents/' + ID + '$'), view: incident, project: true, nav: '/incidents', detail: 'Incident' },
   { re: /^\/projects$/, view: projects, project: false, nav: '/projects' },
   { re: /^\/webhooks$/, view: webhooks, project: true, nav: '/webhooks' },
-  { re: new RegExp('^/webhooks/' + ID + '$'), view: webhook, project: true, nav: '/webhooks' },
+  { re: new RegExp('^/webhooks/' + ID + '$'), view: webhook, project: true, nav: '/webhooks', detail: 'Webhook' },
   { re: /^\/knowledge$/, view: knowledge, project: true, nav: '/knowledge' },
   { re: /^\/channels$/, view: channels, project: true, nav: '/channels' },
   { re: /^\/heartbeats$/, view: heartbeats, project: true, nav: '/heartbeats' },
@@ -53,13 +57,19 @@ const routes = [
   { re: /^\/postmortems$/, view: postmortems, project: true, nav: '/postmortems' },
   { re: /^\/rules-what-if$/, view: rulesWhatIf, project: true, nav: '/rules-what-if' },
   { re: /^\/settings(?:\/project)?$/, view: projectSettings, project: true, nav: '/settings' },
+  { re: /^\/connectors$/, view: projectSettings, project: true, nav: '/connectors', tab: 'connectors' },
+  { re: /^\/integrations$/, view: projectSettings, project: true, nav: '/integrations', tab: 'integrations' },
+  { re: /^\/members$/, view: orgSettings, project: false, nav: '/members', tab: 'members' },
+  { re: /^\/api-keys$/, view: orgSettings, project: false, nav: '/api-keys', tab: 'keys' },
+  { re: /^\/changes$/, view: changes, project: true, nav: '/changes' },
+  { re: /^\/usage$/, view: usage, project: true, nav: '/usage' },
   { re: /^\/organization$/, view: orgSettings, project: false, nav: '/organization' },
   { re: /^\/audit$/, view: audit, project: false, nav: '/audit' },
   { re: /^\/billing$/, view: billing, project: false, nav: '/billing' },
   { re: /^\/account$/, view: account, project: false, nav: '/account' },
 ];
 
-const app = { user: null, config: null, orgs: [], projects: [], nav: null };
+const app = { user: null, config: null, orgs: [], projects: [], prefs: [], nav: null };
 
 // go navigates inside the console without reloading the page.
 export function go(path) {
@@ -83,11 +93,10 @@ async function whoami() {
 export async function loadContext() {
   app.orgs = await api('/api/auth/orgs');
   app.projects = await api('/api/projects');
+  // The whole list: asking for one preference never set answers 404.
+  try { app.prefs = await api('/api/me/preferences'); } catch { app.prefs = []; }
   let want = currentProject();
-  if (!want) {
-    // The whole list: asking for one preference never set answers 404.
-    try { want = ((await api('/api/me/preferences')).find((p) => p.key === PROJECT_PREF) || {}).value || ''; } catch { want = ''; }
-  }
+  if (!want) want = (app.prefs.find((p) => p.key === PROJECT_PREF) || {}).value || '';
   const found = app.projects.find((p) => p.id === want) || app.projects[0];
   setProject(found ? found.id : '');
   fillSelects();
@@ -95,12 +104,13 @@ export async function loadContext() {
 
 function fillSelects() {
   const os = $('org-select');
-  os.replaceChildren(...app.orgs.map((o) => h('option', { value: o.id, selected: o.current }, o.name + (o.personal ? ' (personal)' : ''))));
+  os.replaceChildren(...app.orgs.map((o) => h('option', { value: o.id, selected: o.current }, o.name)));
   const ps = $('project-select');
   if (app.projects.length === 0) ps.replaceChildren(h('option', { value: '' }, 'No project yet'));
   else ps.replaceChildren(...app.projects.map((p) => h('option', { value: p.id, selected: p.id === currentProject() }, p.name)));
   ps.disabled = app.projects.length === 0;
   os.disabled = app.orgs.length < 2;
+  drawNav(app.prefs);
 }
 
 // chooseProject makes id the current project and remembers it.
@@ -139,6 +149,11 @@ function wireContext() {
     go(a.getAttribute('href'));
   });
   window.addEventListener('popstate', render);
+  // On a phone the sidebar is a menu opened from the top bar.
+  $('nav-toggle').addEventListener('click', () => {
+    const open = document.body.classList.toggle('nav-open');
+    $('nav-toggle').setAttribute('aria-expanded', open ? 'true' : 'false');
+  });
 }
 
 function showError(msg) {
@@ -150,6 +165,9 @@ function showError(msg) {
 function signedInChrome(on) {
   $('me').hidden = !on;
   $('nav').hidden = !on;
+  $('nav-toggle').hidden = !on;
+  $('search-open').hidden = !on;
+  if (!on) $('crumbs').hidden = true;
   $('context').hidden = !on;
   if (on && app.user) $('who').textContent = app.user.name ? app.user.name + ' <' + app.user.email + '>' : app.user.email;
 }
@@ -197,24 +215,23 @@ export async function render() {
     view.replaceChildren(h('h1', {}, 'Not found'), h('p', {}, 'There is no page here. ', h('a', { href: '/', 'data-link': true }, 'Go to the dashboard')));
     return;
   }
-  setNav(route.nav);
+  setNav(route.nav, route.detail);
   if (route.project && !currentProject()) {
     view.replaceChildren(h('h1', {}, 'Choose a project'),
       h('p', {}, 'Everything the agent does happens inside a project. ', h('a', { href: '/projects', 'data-link': true }, 'Create or pick a project'), ' first.'));
     return;
   }
   try {
-    await route.view.render(view, { id: m[1], path, signal, go, reload: render, app, chooseProject, loadContext });
+    await route.view.render(view, { id: m[1], path, signal, go, reload: render, app, chooseProject, loadContext, tab: route.tab, markNav, refreshCounts });
   } catch (e) {
     if (!signal.aborted) view.append(alertBox(e.message));
   }
 }
 
-function setNav(active) {
-  for (const a of $('nav').querySelectorAll('a')) {
-    if (a.getAttribute('href') === active) a.setAttribute('aria-current', 'page');
-    else a.removeAttribute('aria-current');
-  }
+function setNav(active, detail) {
+  markNav(active);
+  crumbs(active, detail);
+  refreshCounts();
 }
 
 async function signedIn() {
@@ -258,6 +275,7 @@ async function start() {
   reportErrors();
   wireAuth(signedIn);
   wireContext();
+  wireSearch(go, () => !!app.user);
   await loadConfig();
   await signedIn();
 }

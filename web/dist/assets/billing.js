@@ -53,7 +53,7 @@ function Statement({ period }) {
   const r = useLoad((signal) => api('/api/billing/statements/' + period, { signal }), [period]);
   return html`<${Loaded} r=${r}>${(s) => html`<div class="table-wrap"><table id=${'statement-' + period}><caption class="muted">Statement ${s.period}, plan ${s.plan_name}, ${s.status}</caption>
     <thead><tr><th scope="col">Project</th><th scope="col">Meter</th><th scope="col" class="num">Quantity</th><th scope="col">Unit price</th><th scope="col" class="num">Amount</th></tr></thead>
-    <tbody>${s.lines.map((l) => html`<tr><td>${l.project_name || l.project_id || '—'}</td><td><code>${l.meter}</code></td><td class="num">${Number(l.quantity).toLocaleString()}</td>
+    <tbody>${s.lines.map((l) => html`<tr><td>${l.project_name || l.project_id || '—'}</td><td><code>${l.meter}</code></td><td class="num" title=${Number(l.raw_quantity).toLocaleString() + ' ' + l.raw_unit}>${Number(l.quantity).toLocaleString(undefined, { maximumSignificantDigits: 6 })} ${l.unit}</td>
       <td>${money(l.unit_price_usd)} / ${l.unit}</td><td class="num">${money(l.amount_usd)}</td></tr>`)}
       <tr><th scope="row" colspan="4">Total</th><td class="num"><strong>${money(s.total_usd)}</strong></td></tr></tbody></table></div>`}</${Loaded}>`;
 }

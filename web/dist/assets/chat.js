@@ -3,8 +3,8 @@
 // followed with GET /api/sessions/{id}/events?after=<last id>.
 
 import { stream } from './api.js';
-import { h, put, alertBox, money } from './dom.js';
-import { decisionForm, describeCall } from './decision.js';
+import { h, alertBox } from './dom.js';
+import { renderer } from './live.js';
 import { transcriptInto } from './transcript.js';
 import { api } from './api.js';
 
@@ -64,76 +64,4 @@ export async function render(view, ctx) {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) form.requestSubmit();
   });
   message.focus();
-}
-
-// renderer turns chat events into the log. onApproved runs when an
-// approval was decided inline, to follow the resumed turn.
-function renderer(log, status, onApproved) {
-  const bubbles = new Map(); // step -> text element of the assistant's answer
-  const calls = new Map(); // call_id -> tool card
-  function bubble(step) {
-    let t = bubbles.get(step);
-    if (!t) {
-      t = h('div', { class: 'text' });
-      log.append(h('div', { class: 'msg assistant' }, h('span', { class: 'who' }, 'Agent'), t));
-      bubbles.set(step, t);
-    }
-    return t;
-  }
-  function card(d) {
-    let c = calls.get(d.call_id);
-    if (!c) {
-      c = h('div', { class: 'tool', dataset: { callId: d.call_id || '' } },
-        h('div', { class: 'tool-head' }, h('span', { class: 'tool-name' }, d.name), ' tool call'),
-        h('pre', { class: 'args' }, describeCall(d.arguments)));
-      log.append(c);
-      calls.set(d.call_id, c);
-    }
-    return c;
-  }
-  return {
-    handle(ev) {
-      const d = ev.data || {};
-      switch (ev.type) {
-        case 'session':
-          bubbles.clear();
-          status.textContent = 'Turn ' + d.turn + ' running…';
-          break;
-        case 'message.delta':
-          bubble(d.step).textContent += d.text;
-          break;
-        case 'message':
-          if (d.content) bubble(d.step).textContent = d.content;
-          break;
-        case 'usage':
-          status.textContent = 'Working… ' + (d.total ? d.total.input_tokens + d.total.output_tokens : 0) + ' tokens, ' + money(d.cost);
-          break;
-        case 'tool.call':
-          card(d);
-          break;
-        case 'tool.result': {
-          const c = card(d);
-          c.classList.toggle('failed', !!d.is_error);
-          put(c, h('pre', { class: 'output' + (d.is_error ? ' is-error' : '') }, d.output || '(no output)'),
-            d.blocked ? h('p', { class: 'muted' }, 'Blocked by policy or an operator.') : null);
-          break;
-        }
-        case 'approval.required': {
-          const c = card(d);
-          c.classList.add('waiting');
-          put(c, h('p', { class: 'reason' }, 'Approval required: ', d.reason || 'this call needs a person'),
-            d.approval_id ? decisionForm(d.approval_id, (a) => { if (a.status === 'approved' || a.status === 'denied') onApproved(); }) : null);
-          break;
-        }
-        case 'error':
-          log.append(alertBox((d.code ? d.code + ': ' : '') + (d.message || 'the turn failed')));
-          break;
-        case 'done':
-          status.textContent = d.waiting_approval
-            ? 'Waiting for approval.'
-            : 'Done (' + (d.agent_status || d.status) + '). Session cost ' + money(d.session_cost) + '.';
-          break;
-      }
-    },
-  };
 }

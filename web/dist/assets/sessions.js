@@ -87,7 +87,7 @@ function pendingDecision(sessionId, ctx) {
   const box = h('div');
   api('/api/approvals?status=pending&session_id=' + sessionId, { project: true, signal: ctx.signal }).then((page) => {
     const a = page.items[0];
-    if (a) box.append(decisionForm(a.id, () => setTimeout(ctx.reload, 300)));
+    if (a) box.append(decisionForm(a.id, () => setTimeout(ctx.reload, 300), a.kind === 'tool_call' ? a.subject : null));
     else box.append(h('p', { class: 'muted' }, 'See the approvals page.'));
   }).catch((e) => box.append(alertBox(e.message)));
   return box;

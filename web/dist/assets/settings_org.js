@@ -9,9 +9,9 @@ const tabs = [{ id: 'members', label: 'Members' }, { id: 'invitations', label: '
   { id: 'llm', label: 'LLM key' }, { id: 'secrets', label: 'Org secrets' }, { id: 'usage', label: 'Usage' }];
 
 function OrgSettings({ ctx }) {
-  const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || 'members');
+  const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || ctx.tab || 'members');
   const org = ctx.app.orgs.find((o) => o.current) || {};
-  function change(id) { setTab(id); history.replaceState(null, '', '/organization?tab=' + id); }
+  function change(id) { setTab(id); const alias = { members: '/members', keys: '/api-keys' }[id]; history.replaceState(null, '', alias || '/organization?tab=' + id); ctx.markNav?.(alias || '/organization'); }
   const Panel = { members: Members, invitations: Invitations, keys: Keys, llm: LLMKey, secrets: OrgSecrets, usage: Usage }[tab] || Members;
   const [renaming, setRenaming] = useState(false);
   async function rename(d) {

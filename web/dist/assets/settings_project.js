@@ -11,10 +11,10 @@ const tabs = [{ id: 'members', label: 'Members' }, { id: 'secrets', label: 'Secr
   { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'connectors', label: 'Connectors' }, { id: 'network', label: 'Network' }];
 
 function ProjectSettings({ ctx }) {
-  const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || 'members');
+  const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || ctx.tab || 'members');
   const project = ctx.app.projects.find((p) => p.id === currentProject()) || {};
   const org = ctx.app.orgs.find((o) => o.current) || {};
-  function change(id) { setTab(id); history.replaceState(null, '', '/settings?tab=' + id); }
+  function change(id) { setTab(id); const alias = { connectors: '/connectors', integrations: '/integrations' }[id]; history.replaceState(null, '', alias || '/settings?tab=' + id); ctx.markNav?.(alias || '/settings'); }
   const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, connectors: Connectors, network: Network }[tab] || Members;
   return html`<div class="page" id="project-settings"><h1>Settings of ${project.name || 'the project'}</h1>
     <${Tabs} tabs=${tabs} current=${tab} onChange=${change} label="Project settings" />

@@ -1,8 +1,9 @@
 // transcriptInto renders a stored transcript (GET .../transcript): the
-// people's prompts, the agent's answers, each tool call with its result.
+// people's prompts, the agent's answers, each tool call as the same card
+// the live view draws (live.js), with its result.
 
 import { h } from './dom.js';
-import { describeCall } from './decision.js';
+import { toolCard } from './live.js';
 
 export function transcriptInto(log, t) {
   const cards = new Map();
@@ -12,16 +13,14 @@ export function transcriptInto(log, t) {
     } else if (m.role === 'assistant') {
       if (m.content) log.append(h('div', { class: 'msg assistant' }, h('span', { class: 'who' }, 'Agent'), h('div', { class: 'text' }, m.content)));
       for (const c of m.tool_calls || []) {
-        const card = h('div', { class: 'tool' },
-          h('div', { class: 'tool-head' }, h('span', { class: 'tool-name' }, c.name), ' tool call'),
-          h('pre', { class: 'args' }, describeCall(c.arguments)));
+        const card = toolCard({ call_id: c.id, name: c.name, arguments: c.arguments });
         cards.set(c.id, card);
-        log.append(card);
+        log.append(card.el);
       }
     } else if (m.role === 'tool') {
-      const out = h('pre', { class: 'output' + (m.is_error ? ' is-error' : '') }, m.content || '(no output)');
       const card = cards.get(m.tool_call_id);
-      if (card) { card.append(out); card.classList.toggle('failed', !!m.is_error); } else log.append(out);
+      if (card) card.result({ output: m.content, is_error: m.is_error, duration_ms: m.duration_ms });
+      else log.append(h('pre', { class: 'output' + (m.is_error ? ' is-error' : '') }, m.content || ''));
     }
   }
   return cards;

@@ -35,8 +35,15 @@ export function useLoad(fn, deps = []) {
 export function Loaded({ r, children, empty, isEmpty }) {
   if (r.loading && !r.data) return html`<p class="loading" role="status">Loading…</p>`;
   if (r.error) return html`<${ErrorLine} error=${r.error} />`;
-  if (isEmpty && isEmpty(r.data)) return html`<p class="empty">${empty || 'Nothing here yet.'}</p>`;
+  if (isEmpty && isEmpty(r.data)) return typeof empty === 'object' && empty && empty.title ? html`<${Empty} ...${empty} />` : html`<p class="empty">${empty || 'Nothing here yet.'}</p>`;
   return children(r.data);
+}
+
+// Empty is the one empty state: what is missing, what to do next in the
+// console, and the same from the command line or with curl.
+export function Empty({ title, children, cli, id }) {
+  return html`<div class="empty-state" id=${id}><p class="empty-title">${title}</p>${children ? html`<p>${children}</p>` : null}
+    ${cli ? html`<p class="muted">From the command line:</p><pre class="cli">${cli}</pre>` : null}</div>`;
 }
 
 // ErrorLine shows an error's message (the API's detail) to screen readers too.

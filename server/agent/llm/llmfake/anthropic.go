@@ -58,6 +58,8 @@ func (anthropicWire) parse(h http.Header, body []byte) (Request, error) {
 			ToolUseID string          `json:"tool_use_id"`
 			Content   json.RawMessage `json:"content"`
 			IsError   bool            `json:"is_error"`
+			Thinking  string          `json:"thinking"`
+			Signature string          `json:"signature"`
 		}
 		if err := json.Unmarshal(m.Content, &blocks); err != nil {
 			return r, err
@@ -67,6 +69,11 @@ func (anthropicWire) parse(h http.Header, body []byte) (Request, error) {
 			switch b.Type {
 			case "text":
 				msg.Content += b.Text
+			case "thinking":
+				if b.Signature == "" {
+					return r, errors.New("messages: a thinking block needs its signature")
+				}
+				msg.Reasoning += b.Thinking
 			case "tool_use":
 				msg.ToolCalls = append(msg.ToolCalls, Call{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
 			case "tool_result":
@@ -74,7 +81,7 @@ func (anthropicWire) parse(h http.Header, body []byte) (Request, error) {
 					Content: text(b.Content), IsError: b.IsError})
 			}
 		}
-		if msg.Content != "" || len(msg.ToolCalls) > 0 {
+		if msg.Content != "" || len(msg.ToolCalls) > 0 || msg.Reasoning != "" {
 			r.Messages = append(r.Messages, msg)
 		}
 	}

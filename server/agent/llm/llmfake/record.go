@@ -33,6 +33,7 @@ type Message struct {
 	ToolCallID string
 	ToolCalls  []Call
 	IsError    bool
+	Reasoning  string // an Anthropic thinking block sent back
 }
 
 // Text is everything the model was shown, decoded: system prompt, message
@@ -43,6 +44,7 @@ func (r Request) Text() string {
 	b.WriteString(r.System)
 	for _, m := range r.Messages {
 		b.WriteString("\n")
+		b.WriteString(m.Reasoning)
 		b.WriteString(m.Content)
 		for _, c := range m.ToolCalls {
 			b.WriteString("\n")

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+)
+
+// RunCheckpoint is a running turn's last checkpoint: its state (the
+// runner's JSON) and transcript (Messages, session_transcripts), and how
+// many times the turn was resumed already.
+type RunCheckpoint struct {
+	SessionID, OrgID, ProjectID string
+	State, Messages             string
+	Resumes                     int
+}
+
+const upsertCheckpoint = `INSERT INTO run_checkpoints (session_id, state, resumes, created_at, updated_at) VALUES (?,?,?,?,?)
+	ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
+
+// SaveCheckpoint stores a turn's events so far, its transcript and its step
+// state in one transaction: after a crash the events stored and the
+// checkpoint agree, so the resumed turn repeats no step whose events were
+// kept and numbers its own after them. The session's last activity moves
+// with it (a cluster's sweep reads it).
+func (db *DB) SaveCheckpoint(ctx context.Context, sessionID string, evs []SessionEvent, messages, state string) error {
+	return db.writeHot(ctx, func(tx *Tx) error {
+		if err := insertSessionEventsTx(ctx, tx, sessionID, evs); err != nil {
+			return err
+		}
+		if err := saveTranscriptTx(ctx, tx, sessionID, messages, ""); err != nil {
+			return err
+		}
+		now := TS(tx.Now)
+		if _, err := tx.ExecContext(ctx, upsertCheckpoint, sessionID, state, 0, now, now); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET last_activity = ? WHERE id = ?`, now, sessionID)
+		return err
+	})
+}
+
+func deleteCheckpointTx(ctx context.Context, tx *Tx, sessionID string) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM run_checkpoints WHERE session_id = ?`, sessionID)
+	return err
+}
+
+// CheckpointedRuns lists the sessions still running (not waiting for a
+// decision) whose turn left a checkpoint: on one server at start, every
+// such turn was cut by the last stop; on a cluster the caller takes each
+// one's run lock (TryHoldRun) before resuming it, so a live turn is skipped.
+func (db *DB) CheckpointedRuns(ctx context.Context) ([]RunCheckpoint, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT c.session_id, s.org_id, s.project_id FROM run_checkpoints c
+		JOIN agent_sessions s ON s.id = c.session_id WHERE s.status = 'running' AND s.waiting_approval = 0
+		ORDER BY c.updated_at LIMIT 500`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RunCheckpoint
+	for rows.Next() {
+		var c RunCheckpoint
+		if err := rows.Scan(&c.SessionID, &c.OrgID, &c.ProjectID); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ClaimCheckpoint reads a cut turn's checkpoint and counts one more resume
+// of it, in one transaction; not found when the turn ended meanwhile (no
+// checkpoint, or the session no longer running). The caller holds the run.
+func (db *DB) ClaimCheckpoint(ctx context.Context, orgID, sessionID string) (*RunCheckpoint, error) {
+	var out *RunCheckpoint
+	err := db.Write(ctx, func(tx *Tx) error {
+		c := RunCheckpoint{SessionID: sessionID}
+		err := tx.QueryRowContext(ctx, `SELECT c.state, c.resumes, t.messages, s.project_id FROM run_checkpoints c
+			JOIN agent_sessions s ON s.id = c.session_id JOIN session_transcripts t ON t.session_id = c.session_id
+			WHERE c.session_id = ? AND s.org_id = ? AND s.status = 'running' AND s.waiting_approval = 0`, sessionID, orgID).
+			Scan(&c.State, &c.Resumes, &c.Messages, &c.ProjectID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return NotFound("checkpoint")
+		}
+		if err != nil {
+			return err
+		}
+		c.OrgID = orgID
+		c.Resumes++
+		_, err = tx.ExecContext(ctx, `UPDATE run_checkpoints SET resumes = ?, updated_at = ? WHERE session_id = ?`, c.Resumes, TS(tx.Now), sessionID)
+		out = &c
+		return err
+	})
+	return out, err
+}
+
+// DecidedWait is a chat session waiting for a decision on a tool call whose
+// approval is decided: a decision no server acted on yet.
+type DecidedWait struct {
+	SessionID, OrgID, ProjectID string
+	CallID                      string
+	Status, Comment, DecidedBy  string
+}
+
+// DecidedWaits lists chat sessions still waiting for a tool call's approval
+// that is decided (approved, denied or expired), newest decision first.
+// Task runs wait inside their run (runner.awaitDecision) and are not listed.
+func (db *DB) DecidedWaits(ctx context.Context) ([]DecidedWait, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT s.id, s.org_id, s.project_id, a.subject, a.status, a.comment, COALESCE(a.decided_by, '')
+		FROM agent_sessions s JOIN approvals a ON a.session_id = s.id
+		WHERE s.status = 'running' AND s.waiting_approval = 1 AND a.kind = ? AND a.status <> 'pending'
+		AND NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.session_id = s.id)
+		ORDER BY a.created_at DESC LIMIT 500`, ApprovalToolCall)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []DecidedWait
+	for rows.Next() {
+		var w DecidedWait
+		var subject string
+		if err := rows.Scan(&w.SessionID, &w.OrgID, &w.ProjectID, &subject, &w.Status, &w.Comment, &w.DecidedBy); err != nil {
+			return nil, err
+		}
+		var s struct {
+			CallID string `json:"call_id"`
+		}
+		if json.Unmarshal([]byte(subject), &s) != nil || s.CallID == "" {
+			continue
+		}
+		w.CallID = s.CallID
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}

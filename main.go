@@ -177,8 +177,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// An action, not a setting: it has no environment twin.
 	printConfig := fs.Bool("print-config", false, "print the effective configuration (secrets redacted) and exit")
-	if err := fs.Parse(args); err != nil {
+	// The flag package prints every flag after any mistake; one line that
+	// says what is wrong is read, 90 lines are not. --help is grouped.
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		server.PrintServeHelp(stderr, fs)
 		return err
+	} else if err != nil {
+		return &cli.Error{Code: cli.ExitUsage, Err: fmt.Errorf("%w (opsagent serve --help lists the flags)", server.FlagError(fs, err))}
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -200,9 +206,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return nil
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	// What can fail without changing anything comes first (the address, the
+	// database's reachability), so a failed start leaves no half-made data
+	// directory behind.
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if cfg.DatabaseURL != "" {
+		if err := store.PingPostgres(ctx, cfg.DatabaseURL); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// The vault opens first: a wrong passphrase must stop the start before
 	// anything (such as a schema migration) touches the data directory.
 	keys, err := vault.Open(cfg.Path("vault"), cfg.VaultPassphrase, logger)
@@ -241,14 +265,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		srv.TaskScheduler().SetClock(fileOffsetClock(f))
 		logger.Warn("test-only: the scheduler's clock is shifted by the duration in a file", "env", testSchedulerClockEnv, "file", f)
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	jobs.Start()
 	defer jobs.Stop()
 	logger.Info("opsagent listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", server.Version)
 	return srv.Serve(ctx, ln)
+}
+
+// listen binds the server's address, or says which setting to change.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w; change --addr (or OPSAGENT_ADDR)", addr, err)
+	}
+	return ln, nil
 }
 
 // peekUserCount counts the accounts of the configured database (the SQLite

@@ -15,6 +15,9 @@ import (
 func TestSystemdUnitVerifies(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("systemd-analyze is required in CI (.ci/run installs Debian's systemd package)")
+		}
 		t.Skip("systemd-analyze is not installed; the unit is verified where systemd exists")
 	}
 	unit, err := os.ReadFile("deploy/systemd/opsagent.service")

@@ -56,6 +56,18 @@ for round in 1 2; do
     [ "${ids#TOKEN=* }" = "${first#TOKEN=* }" ] || { echo "first-hour: second round differs: $first vs $ids" >&2; exit 1; }
   fi
 done
+# The "Rules on commands" example, as a reader runs it after the recipe (it uses the recipe's
+# variables): each call must be accepted, and the evaluation must say what the README says.
+sed -n '/<!-- rules-example:begin/,/<!-- rules-example:end/p' README.md | sed '1,2d;$d' | sed '$d' > "$work/rules.sh"
+grep -q 'api/rules/evaluate' "$work/rules.sh" || { echo "first-hour: rules example not found in README.md" >&2; exit 1; }
+out=$(bash -c "set -euo pipefail; source '$work/recipe.sh' >/dev/null; source '$work/rules.sh'" 2>&1) || {
+  echo "first-hour: the rules example failed:" >&2; echo "$out" >&2; exit 1; }
+if echo "$out" | jq -e 'select(type == "object" and (.detail | type) == "array")' >/dev/null 2>&1; then
+  echo "first-hour: the rules example got a 422: $out" >&2; exit 1
+fi
+echo "$out" | tail -1 | jq -e '.verdict == "block" and .parsed == "rm -rf /srv via nice, env" and .effects == ["deletes_files"]' >/dev/null || {
+  echo "first-hour: the rules example's evaluation differs from the README: $out" >&2; exit 1; }
+echo "rules example: $(echo "$out" | tail -1 | jq -c '{verdict, parsed}')"
 # The effective configuration names the sign-up policy now in force. (grep
 # reads it all: with -q it would stop at the match, and print-config, still
 # writing the lines after it, would die of SIGPIPE and fail the pipeline.)

@@ -22,7 +22,8 @@ func (s *Server) installAgent(d *Deps) error {
 	s.runner = runner.New(runner.Deps{DB: s.db, Knowledge: s.knowledge, Keys: s.secrets, Prices: prices,
 		LLM:    llm.Config{Provider: s.cfg.LLMProvider, BaseURL: s.cfg.LLMBaseURL, APIKey: s.cfg.LLMAPIKey, Model: s.cfg.LLMModel},
 		Policy: policyLayer{s}, Logger: s.log, Now: func() time.Time { return s.Now() }, Telemetry: s.metrics,
-		ShutdownGrace: s.cfg.ShutdownGrace, ResumeLimit: s.cfg.RunResumeLimit, Resumed: s.relayResumed})
+		ShutdownGrace: s.cfg.ShutdownGrace, ResumeLimit: s.cfg.RunResumeLimit, Resumed: s.relayResumed,
+		Investigator: investigator{s}})
 	s.runner.Recover(context.Background())
 	if d.TaskExecutor == nil {
 		d.TaskExecutor = s.runner

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -44,7 +45,9 @@ type Config struct {
 	WebhookMaxBodyBytes int64
 	// AgentTurnsPerMinute bounds chat turns and resumes per caller (0: the default, 20).
 	AgentTurnsPerMinute int
-	ShutdownTimeout     time.Duration
+	// EvidenceSourceTimeout is each evidence source's own time budget (0: 3 s).
+	EvidenceSourceTimeout time.Duration
+	ShutdownTimeout       time.Duration
 	// ShutdownGrace: how long SIGTERM lets agent turns reach their next
 	// checkpoint (they resume after the restart); RunResumeLimit: how many
 	// times one turn is resumed before it is stopped.
@@ -116,6 +119,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.DisablePasswordReset, "disable-password-reset", false, "turn off self-service password reset")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", 1<<20, "request body limit in bytes of API routes that set none of their own (webhook deliveries: --webhook-max-body-bytes)")
 	fs.Int64Var(&c.WebhookMaxBodyBytes, "webhook-max-body-bytes", DefaultWebhookMaxBody, "largest inbound webhook delivery in bytes (413 above)")
+	fs.DurationVar(&c.EvidenceSourceTimeout, "evidence-source-timeout", 3*time.Second, "each evidence source's time budget when an investigation gathers its pack")
 	fs.IntVar(&c.AgentTurnsPerMinute, "agent-turns-per-minute", DefaultAgentTurnsPerMinute, "chat turns and session resumes a person or API key may start per minute (429 above)")
 	fs.BoolVar(&c.AllowLocalCommands, "allow-local-commands", false, "let the agent's run_command run on this host, in DATA_DIR/work/<project> (wiped after an idle hour)")
 	fs.BoolVar(&c.SandboxNoLandlock, "sandbox-no-landlock", false, "behave as on a kernel without Landlock (tests the fallback: read-only commands then ask a person)")
@@ -149,7 +153,7 @@ func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		env := EnvName(f.Name)
 		if v := getenv(env); v != "" {
 			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", env, err))
+				errs = append(errs, valueError(env, v, f, err))
 			}
 		}
 	})
@@ -161,6 +165,12 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.Addr == "" {
 		errs = append(errs, errors.New("addr must not be empty"))
+	}
+	if _, port, err := net.SplitHostPort(c.Addr); c.Addr != "" && (err != nil || port == "") {
+		errs = append(errs, fmt.Errorf("addr must be HOST:PORT (e.g. 127.0.0.1:8080, or :8080 for every interface), not %q: change --addr (or OPSAGENT_ADDR)", c.Addr))
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		errs = append(errs, errors.New("database-url must start with postgres:// (postgres://user:pass@host:5432/db): only PostgreSQL is supported; leave it unset for SQLite in the data dir"))
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must not be empty"))

@@ -55,7 +55,7 @@ func newConnWorldBeat(t testing.TB, beat string) *connWorld {
 func (w *connWorld) start() {
 	w.t.Helper()
 	w.server = testkit.StartProcess(w.t, w.bin, []string{"serve", "--addr", w.addr, "--data-dir", w.data, "--signup", "open", "--log-level", "info",
-		"--connector-heartbeat", w.beat, "--shutdown-timeout", "2s",
+		"--connector-heartbeat", w.beat, "--shutdown-timeout", "2s", "--shutdown-grace", "1s",
 		"--llm-provider", llm.ProviderOpenAI, "--llm-base-url", w.fake.BaseURL(llm.ProviderOpenAI),
 		"--llm-api-key", llmfake.APIKey, "--llm-model", llmfake.Model}, os.Environ())
 	w.t.Cleanup(w.server.Kill) // runs first: a test's end need not wait for a graceful drain

@@ -209,11 +209,22 @@ func TestConnectorEndToEnd(t *testing.T) {
 	})
 
 	t.Run("server restart: connectors reconnect and nothing runs twice", func(t *testing.T) {
-		evs := w.asyncChat(c, map[string]any{"target": "db-1", "command": "./slowmark inflight"}, false)
+		// The model's answer is for the turn resumed after the restart.
+		evs := w.asyncChat(c, map[string]any{"target": "db-1", "command": "./slowmark inflight"}, true)
+		sid := until(t, evs, "session", 10*time.Second).Data["session_id"].(string)
 		until(t, evs, "tool.output", 10*time.Second)
 		w.stop()
 		w.start()
 		w.waitOnline(c, "db-1", "db-2", "web-1")
+		// The cut turn resumes from its checkpoint: the command that was in
+		// flight is not run again, and the model is told its outcome is unknown.
+		if d := waitSession(t, c, sid, func(d map[string]any) bool { return d["status"] != "running" }); d["status"] != "completed" {
+			t.Fatalf("the resumed turn: %v", d)
+		}
+		_, replay := c.stream("GET", "/api/sessions/"+sid+"/events", nil, 0, nil)
+		if out, _ := toolResult(t, replay); !strings.Contains(out, "interrupted; outcome unknown") {
+			t.Fatalf("the resumed turn's result of the cut call: %q", out)
+		}
 		_, out := w.runCommand(c, map[string]any{"target": "role=db", "command": "./mark after-restart"})
 		if o, _ := toolResult(t, out); !strings.Contains(o, "ran on 2 connectors") {
 			t.Fatalf("after restart: %v", o)

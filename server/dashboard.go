@@ -53,6 +53,9 @@ type OrgDashboardSummary struct {
 	Cost30d    float64             `json:"cost_30d"`
 	Tokens30d  int64               `json:"tokens_30d"`
 	ByProject  []OrgProjectSummary `json:"by_project" doc:"by cost over the last 30 days"`
+	// Failovers24h counts steps whose model failed and a fallback answered
+	// (server/model_settings.go): a primary that keeps failing shows here.
+	Failovers24h int `json:"failovers_24h"`
 }
 
 // ProjectResourceSummary counts what the project holds.
@@ -196,6 +199,9 @@ func (s *Server) handleOrgSummary(c *Ctx) error {
 			Cost30d: r.Cost, Tokens30d: r.TokensIn + r.TokensOut})
 	}
 	sortByCost(out.ByProject)
+	if out.Failovers24h, err = s.db.CountOrgFailovers(ctx, c.OrgID(), s.Now().Add(-24*time.Hour)); err != nil {
+		return err
+	}
 	return c.JSON(200, out)
 }
 

@@ -71,8 +71,8 @@ type HeartbeatCreate struct {
 	Name          string `json:"name" validate:"required,min=1,max=200"`
 	Schedule      string `json:"schedule" validate:"max=200"`
 	Timezone      string `json:"timezone" validate:"max=64"`
-	PeriodSeconds int64  `json:"period_seconds" validate:"gte=0"`
-	GraceSeconds  int64  `json:"grace_seconds" validate:"required,gte=60"`
+	PeriodSeconds int64  `json:"period_seconds" validate:"omitzero,gte=60,lte=31622400" doc:"seconds between pings (60 s to 366 days); 0 or absent with a schedule"`
+	GraceSeconds  int64  `json:"grace_seconds" validate:"required,gte=60,lte=2678400" doc:"how late a ping may be (60 s to 31 days)"`
 	TaskID        string `json:"task_id" validate:"max=64"`
 	Enabled       *bool  `json:"enabled"`
 }
@@ -82,8 +82,8 @@ type HeartbeatUpdate struct {
 	Name          *string `json:"name" validate:"nonnull,min=1,max=200"`
 	Schedule      *string `json:"schedule" validate:"nonnull,max=200"`
 	Timezone      *string `json:"timezone" validate:"nonnull,max=64"`
-	PeriodSeconds *int64  `json:"period_seconds" validate:"nonnull,gte=0"`
-	GraceSeconds  *int64  `json:"grace_seconds" validate:"nonnull,gte=60"`
+	PeriodSeconds *int64  `json:"period_seconds" validate:"nonnull,omitzero,gte=60,lte=31622400" doc:"seconds between pings (60 s to 366 days); 0 with a schedule"`
+	GraceSeconds  *int64  `json:"grace_seconds" validate:"nonnull,gte=60,lte=2678400" doc:"how late a ping may be (60 s to 31 days)"`
 	TaskID        *string `json:"task_id" validate:"max=64"`
 	Enabled       *bool   `json:"enabled" validate:"nonnull"`
 }

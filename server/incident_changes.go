@@ -48,12 +48,20 @@ func withChangeEntries(tl []TimelineEntryOut, cs []store.Change) []TimelineEntry
 }
 
 // decorateIncident adds what the investigator knows to an incident read:
-// the changes around it on its timeline.
+// the changes around it on its timeline and its latest finding.
 func (s *Server) decorateIncident(ctx context.Context, inc *store.Incident, out *IncidentDetailOut) error {
 	cs, err := s.incidentChanges(ctx, inc)
 	if err != nil {
 		return err
 	}
 	out.Timeline = withChangeEntries(out.Timeline, cs)
+	f, err := s.db.LatestFinding(ctx, inc.OrgID, inc.ProjectID, inc.ID)
+	switch {
+	case err == nil:
+		fo := findingOut(f)
+		out.LatestFinding = &fo
+	case !store.IsNotFound(err):
+		return err
+	}
 	return nil
 }

@@ -62,6 +62,8 @@ type TimelineEntryOut struct {
 type IncidentDetailOut struct {
 	IncidentOut
 	Timeline []TimelineEntryOut `json:"timeline"`
+	// LatestFinding is the newest investigation's finding (absent before any).
+	LatestFinding *FindingOut `json:"latest_finding,omitempty"`
 }
 
 // IncidentPage is a page of incidents.

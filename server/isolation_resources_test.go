@@ -70,6 +70,16 @@ var resourceProbes = map[string]probe{
 	"PUT /api/organizations/{org_id}/llm-key": func(o own, x ids) []probeReq {
 		return one("PUT", "/api/organizations/"+x.org+"/llm-key", map[string]any{"provider": "openai", "api_key": "sk-pwned-123456"})
 	},
+	"GET /api/organizations/{org_id}/model-settings": func(o own, x ids) []probeReq {
+		return one("GET", "/api/organizations/"+x.org+"/model-settings", nil)
+	},
+	"PUT /api/organizations/{org_id}/model-settings": func(o own, x ids) []probeReq {
+		return one("PUT", "/api/organizations/"+x.org+"/model-settings", map[string]any{"context_window": 0, "answer_reserve": 0,
+			"text_tool_calls": "on", "fallbacks": []any{}})
+	},
+	"POST /api/organizations/{org_id}/model-settings/test": func(o own, x ids) []probeReq {
+		return one("POST", "/api/organizations/"+x.org+"/model-settings/test", map[string]any{"position": 0})
+	},
 	"GET /api/rules": func(o own, x ids) []probeReq { return inProject(x, "GET", "/api/rules", nil) },
 	"POST /api/rules": func(o own, x ids) []probeReq {
 		return inProject(x, "POST", "/api/rules", map[string]any{"kind": "must_always", "description": "mole"})

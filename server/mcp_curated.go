@@ -40,7 +40,7 @@ func projectCuratedTools() []curatedTool {
 		searchKnowledgeTool(), readDocumentTool(), recallMemoriesTool(),
 		listSessionsTool(), readSessionTool(),
 		listApprovalsTool(), approveTool(), denyTool(),
-		listIncidentsTool(), readIncidentTool(),
+		listIncidentsTool(), readIncidentTool(), readFindingsTool(),
 		listTasksTool(), triggerTaskTool(),
 		listConnectorsTool(), runCommandTool(),
 	}

@@ -141,7 +141,7 @@ func TestMCPProjectCuratedTools(t *testing.T) {
 		}
 		names := toolNames(t, s)
 		for _, want := range []string{"search_knowledge", "read_document", "recall_memories", "list_sessions", "read_session",
-			"list_approvals", "approve", "deny", "list_incidents", "read_incident", "list_tasks", "trigger_task"} {
+			"list_approvals", "approve", "deny", "list_incidents", "read_incident", "read_findings", "list_tasks", "trigger_task"} {
 			if !slices.Contains(names, want) {
 				t.Fatalf("version %q: tools %v lack %s", version, names, want)
 			}

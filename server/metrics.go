@@ -28,10 +28,11 @@ type metrics struct {
 	webhookBatch      prometheus.Histogram
 	webhookCommit     prometheus.Histogram
 
-	agentRuns  *prometheus.CounterVec // trigger, outcome
-	agentSteps prometheus.Counter
-	llmTokens  *prometheus.CounterVec // provider, model, kind
-	llmCost    *prometheus.CounterVec // provider, model
+	agentRuns   *prometheus.CounterVec // trigger, outcome
+	agentSteps  prometheus.Counter
+	llmTokens   *prometheus.CounterVec // provider, model, kind
+	llmCost     *prometheus.CounterVec // provider, model
+	llmFailover *prometheus.CounterVec // from, to, class (metrics_llm.go)
 
 	schedFires prometheus.Counter
 	schedLag   prometheus.Histogram
@@ -63,12 +64,13 @@ func newMetrics() *metrics {
 		Help: "LLM tokens by provider, model and kind (input, output)."}, []string{"provider", "model", "kind"})
 	m.llmCost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "opsagent_llm_cost_usd_total",
 		Help: "LLM cost in USD at the configured prices, by provider and model."}, []string{"provider", "model"})
+	m.llmFailover = newFailoverCounter()
 	m.schedFires = counter("opsagent_scheduler_fires_total", "Task fires recorded by the scheduler.")
 	m.schedLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "opsagent_scheduler_lag_seconds",
 		Help: "How late each fire was recorded against its schedule.", Buckets: []float64{.5, 1, 2, 5, 10, 30, 60, 300, 900}})
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.streams,
 		m.webhookAccepted, m.webhookDuplicates, m.webhookVerifyFail, m.webhookBatch, m.webhookCommit,
-		m.agentRuns, m.agentSteps, m.llmTokens, m.llmCost, m.schedFires, m.schedLag,
+		m.agentRuns, m.agentSteps, m.llmTokens, m.llmCost, m.llmFailover, m.schedFires, m.schedLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "opsagent_build_info", Help: "Always 1; the version is a label.",
 			ConstLabels: prometheus.Labels{"version": Version}}, func() float64 { return 1 }))

@@ -38,6 +38,16 @@ func (s *Server) openAPI() map[string]any {
 		}
 		if rt.Query != nil {
 			params = append(params, g.queryParams(reflect.TypeOf(rt.Query))...)
+			if sets := requiredOneOf(reflect.TypeOf(rt.Query)); len(sets) > 0 {
+				// The parameters say it one by one; the operation says the
+				// whole rule, since OpenAPI has no "one of these" for them.
+				op["x-required-one-of"] = sets
+				var says []string
+				for _, set := range sets {
+					says = append(says, "Give at least one of "+strings.Join(set, " or ")+" (both may be given); without any of them the answer is 422.")
+				}
+				op["description"] = strings.Join(says, " ")
+			}
 		}
 		if len(params) > 0 {
 			op["parameters"] = params
@@ -273,13 +283,32 @@ func applyRule(sch map[string]any, r *rule) {
 			target["maxItems"] = *r.max
 		}
 	case "integer", "number":
+		bounded := target
+		if r.omitzero && (r.gte != nil || r.lte != nil) {
+			// 0 means "not given"; the bounds hold for every other value.
+			bounded = map[string]any{}
+			target["oneOf"] = []any{map[string]any{"const": 0}, bounded}
+		}
 		if r.gte != nil {
-			target["minimum"] = *r.gte
+			bounded["minimum"] = *r.gte
 		}
 		if r.lte != nil {
-			target["maximum"] = *r.lte
+			bounded["maximum"] = *r.lte
 		}
 	}
+}
+
+// requiredOneOf lists the query parameters of t that must not all be
+// missing: each required_without=other rule makes a pair.
+func requiredOneOf(t reflect.Type) [][]string {
+	var out [][]string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if r := parseRule(f.Tag.Get("validate")); f.Tag.Get("query") != "" && r.requiredWithout != "" {
+			out = append(out, []string{f.Tag.Get("query"), r.requiredWithout})
+		}
+	}
+	return out
 }
 
 func (g *schemaGen) queryParams(t reflect.Type) []any {

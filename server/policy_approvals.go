@@ -169,6 +169,7 @@ func (s *Server) consumeToolApproval(ctx context.Context, run runner.RunInfo, to
 // toolCallDecided continues the waiting session with the decision.
 func (s *Server) toolCallDecided(ctx context.Context, a *store.Approval) {
 	defer s.approvalDecidedInChat(a) // after the resume: the chat follows the continued turn
+	s.nextStepDecided(ctx, a)        // findings.go: an approved next step of a finding runs once
 	if a.Kind != store.ApprovalToolCall || a.SessionID == "" {
 		return // no session waits on a call made through POST /api/commands
 	}

@@ -161,6 +161,7 @@ func (s *Server) writePostmortem(ctx context.Context, orgID, projectID, incident
 		return "", postmortem.Result{}, "", "", err
 	}
 	sheet := factSheet(recs)
+	s.investigationFacts(ctx, recs.Incident, sheet) // postmortem_findings.go
 	template, err := s.db.PostmortemTemplate(ctx, orgID)
 	if err != nil || len(template) == 0 {
 		template = postmortem.DefaultTemplate

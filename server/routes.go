@@ -29,6 +29,7 @@ func (s *Server) routeTable() []*Route {
 		s.onboardingRoutes(),
 		s.secretRoutes(),
 		s.llmKeyRoutes(),
+		s.modelSettingsRoutes(),
 		s.knowledgeRoutes(),
 		s.ragObservabilityRoutes(),
 		s.memoryRoutes(),
@@ -59,6 +60,8 @@ func (s *Server) routeTable() []*Route {
 		s.ruleWhatIfRoutes(),
 		s.postmortemRoutes(),
 		s.changeRoutes(),
+		s.findingRoutes(),
+		s.agentSettingsRoutes(),
 		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)

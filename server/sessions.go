@@ -20,6 +20,7 @@ import (
 type SessionIndexOut struct {
 	ID              string     `json:"id"`
 	SessionID       string     `json:"session_id" doc:"same as id"`
+	PromptVersion   string     `json:"prompt_version,omitempty" doc:"the system prompt's version the session ran with (server/agent/prompts); on the detail route"`
 	ProjectID       string     `json:"project_id"`
 	Name            string     `json:"name" doc:"optional handle to resume by; \"\" when unnamed"`
 	Title           string     `json:"title" doc:"generated from the first prompt"`
@@ -204,7 +205,9 @@ func (s *Server) handleSessionDetail(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(200, sessionIndexOut(a))
+	out := sessionIndexOut(a)
+	out.PromptVersion, _ = s.db.SessionPrompt(c.Context(), a.ID)
+	return c.JSON(200, out)
 }
 
 // sessionParam reads {session_id} as a session of the caller's project.

@@ -24,10 +24,12 @@ import (
 // "required" means the key must be present (FastAPI's "missing"); a present
 // JSON null for a pointer field is allowed unless "nonnull" is set.
 // "required_without=other" (query parameters) means the parameter must be
-// given, non-empty, unless the query parameter other is.
+// given, non-empty, unless the query parameter other is. "omitzero" (numbers)
+// means 0 stands for "not given" and the bounds apply to any other value.
 
 type rule struct {
 	required, email, nonnull bool
+	omitzero                 bool
 	requiredWithout          string
 	min, max                 *int
 	gte, lte                 *float64
@@ -59,6 +61,8 @@ func parseRule(tag string) *rule {
 			r.email = true
 		case "nonnull":
 			r.nonnull = true
+		case "omitzero":
+			r.omitzero = true
 		case "required_without":
 			r.requiredWithout = v
 		case "min", "max":
@@ -291,6 +295,9 @@ func checkValue(v reflect.Value, r *rule, loc []any, errs *[]FieldError) {
 			f = v.Float()
 		} else {
 			f = float64(v.Int())
+		}
+		if r.omitzero && f == 0 {
+			return
 		}
 		if r.gte != nil && f < *r.gte {
 			add("Input should be greater than or equal to "+trimFloat(*r.gte), "greater_than_equal")

@@ -209,7 +209,7 @@ func (r *run) finish(status Status, code, reason string, cause error) Result {
 	}
 	r.emit(Event{Type: EventDone, Data: Done{Status: status, Reason: reason, Steps: r.steps, Usage: r.usage, Cost: r.cost}})
 	return Result{Status: status, Reason: reason, Code: code, Steps: r.steps, Usage: r.usage, Cost: r.cost,
-		Transcript: r.msgs, Err: cause}
+		Transcript: r.msgs, Err: cause, LearnedContextWindow: r.win.learned}
 }
 
 func (r *run) modelName() string {

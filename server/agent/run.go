@@ -97,6 +97,9 @@ type Result struct {
 	// this run's messages, tool results in full.
 	Transcript []llm.Message `json:"transcript"`
 	Pending    *Pending      `json:"pending,omitempty"`
+	// LearnedContextWindow is a window the model server named in an
+	// overflow error during the run (0: none), for the caller to keep.
+	LearnedContextWindow int `json:"learned_context_window,omitempty"`
 	// Err is the underlying cause of a failure, for logs; not for clients.
 	Err error `json:"-"`
 }

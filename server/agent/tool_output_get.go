@@ -23,6 +23,9 @@ var getToolOutputSpec = llm.ToolSpec{
 		`"required":["call_id"],"additionalProperties":false}`),
 }
 
+// GetToolOutputSpec is the built-in tool's definition, as offered to models.
+func GetToolOutputSpec() llm.ToolSpec { return getToolOutputSpec }
+
 // toolSpecs is what the model is offered: the run's tools plus
 // get_tool_output, when there are tools at all.
 func (r *run) toolSpecs() []llm.ToolSpec {

@@ -72,6 +72,8 @@ func skip(rel string, dir bool) bool {
 		return true
 	case rel == keyringPath: // added on its own, consistently with the snapshot
 		return true
+	case rel == "serve.lock": // the running server's flock (main_lock_unix.go), not state
+		return true
 	}
 	base := filepath.Base(rel)
 	return !dir && (strings.HasSuffix(base, ".tmp") || strings.HasPrefix(base, ".tmp"))

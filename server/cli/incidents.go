@@ -11,18 +11,19 @@ import (
 )
 
 type incidentRow struct {
-	ID          string     `json:"id"`
-	Provider    string     `json:"provider"`
-	Title       string     `json:"title"`
-	Severity    string     `json:"severity"`
-	Status      string     `json:"status"`
-	AlertCount  int        `json:"alert_count"`
-	SessionID   *string    `json:"session_id"`
-	OpenedAt    time.Time  `json:"opened_at"`
-	LastAlertAt time.Time  `json:"last_alert_at"`
-	ResolvedAt  *time.Time `json:"resolved_at"`
-	Summary     string     `json:"summary"`
-	Timeline    []struct {
+	ID            string       `json:"id"`
+	Provider      string       `json:"provider"`
+	Title         string       `json:"title"`
+	Severity      string       `json:"severity"`
+	Status        string       `json:"status"`
+	AlertCount    int          `json:"alert_count"`
+	SessionID     *string      `json:"session_id"`
+	OpenedAt      time.Time    `json:"opened_at"`
+	LastAlertAt   time.Time    `json:"last_alert_at"`
+	ResolvedAt    *time.Time   `json:"resolved_at"`
+	Summary       string       `json:"summary"`
+	LatestFinding *findingData `json:"latest_finding"`
+	Timeline      []struct {
 		At   time.Time       `json:"at"`
 		Kind string          `json:"kind"`
 		Text string          `json:"text"`
@@ -79,6 +80,10 @@ func (a *app) incidentShowCmd() *cobra.Command {
 				a.out.fields([][2]string{{"id", in.ID}, {"title", in.Title}, {"status", a.out.status(in.Status)}, {"severity", dash(in.Severity)},
 					{"source", in.Provider}, {"alerts", strconv.Itoa(in.AlertCount)}, {"opened", in.OpenedAt.Format(time.RFC3339)},
 					{"last alert", ago(in.LastAlertAt)}, {"investigation", dash(deref(in.SessionID))}, {"summary", dash(clip(in.Summary, 300))}})
+				if in.LatestFinding != nil {
+					fmt.Fprintln(a.inv.Stdout)
+					a.printFinding(in.LatestFinding)
+				}
 				if len(in.Timeline) > 0 {
 					fmt.Fprintln(a.inv.Stdout)
 					rows := make([][]string, len(in.Timeline))

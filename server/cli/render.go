@@ -126,6 +126,9 @@ func (r *renderer) show(ev event) {
 				fmt.Fprintf(r.w, "    %s\n", r.o.paint(dim, l))
 			}
 		}
+	case "evidence", "finding":
+		r.newline()
+		r.investigation(ev.Type, ev.Data) // render_investigation.go
 	case "approval.required":
 		var d approvalData
 		if json.Unmarshal(ev.Data, &d) == nil {

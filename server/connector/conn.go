@@ -135,12 +135,12 @@ func (c *Conn) handle(ctx context.Context, log interface{ Warn(string, ...any) }
 		if cl.max > 0 && cl.got >= cl.max {
 			return
 		}
-		data := f.Data
+		data := f.Output()
 		if cl.max > 0 && cl.got+int64(len(data)) > cl.max {
 			data = data[:cl.max-cl.got]
 		}
 		cl.got += int64(len(data))
-		_, _ = io.WriteString(cl.out, data)
+		_, _ = cl.out.Write(data)
 	case TypeResult:
 		c.mu.Lock()
 		cl := c.calls[f.CallID]

@@ -11,7 +11,7 @@
 //	server -> connector  welcome  {connector_id, name, heartbeat_ms, max_frame}
 //	server -> connector  run      {call_id, command, env, timeout_ms, max_output, sandbox}
 //	server -> connector  cancel   {call_id}
-//	connector -> server  output   {call_id, data}                 (many, in order)
+//	connector -> server  output   {call_id, data | raw}           (many, in order)
 //	connector -> server  result   {call_id, exit_code, duration_ms, timed_out, refused, error}
 //	connector -> server  ping     {}   server -> connector  pong {}
 //	server -> connector  error    {message}  (a frame the server refused)
@@ -58,8 +58,11 @@ type Frame struct {
 	*Run     `json:",omitempty"`
 	*Result  `json:",omitempty"`
 
-	// Data is a piece of output (output frames).
+	// Data is a piece of output (output frames), cut on a character
+	// boundary; Raw carries a piece that is not UTF-8, byte for byte
+	// (base64 in JSON). The server masks over the joined stream.
 	Data string `json:"data,omitempty"`
+	Raw  []byte `json:"raw,omitempty"`
 	// Message explains an error frame.
 	Message string `json:"message,omitempty"`
 }

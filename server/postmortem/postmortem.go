@@ -19,7 +19,7 @@ var DefaultTemplate = []string{"Summary", "Impact", "Timeline", "Root cause (as 
 
 // Fact is one recorded thing, labelled with the record it comes from.
 type Fact struct {
-	Ref  string    // incident:<id>, timeline:<id>, event:<id>, session:<id>, session:<id>#<seq>, approval:<id>
+	Ref  string    // incident:<id>, timeline:<id>, event:<id>, session:<id>, session:<id>#<seq>, approval:<id>, finding:<id>, change:<id>
 	At   time.Time // zero when the record has no time
 	Kind string    // incident, alert, timeline, run, command, output, message, chat, approval
 	Text string
@@ -88,7 +88,7 @@ func System(template []string) string {
 }
 
 // citation matches a label in square brackets.
-var citation = regexp.MustCompile(`\[((?:incident|timeline|event|session|approval):[0-9a-fA-F-]{8,64}(?:#[0-9]{1,9})?)\]`)
+var citation = regexp.MustCompile(`\[((?:incident|timeline|event|session|approval|finding|change):[0-9a-fA-F-]{8,64}(?:#[0-9]{1,9})?)\]`)
 
 // anyLabel matches anything shaped like a label, valid or not, so invented
 // kinds are caught too.

@@ -18,6 +18,11 @@ type LLMKey struct {
 	BaseURL  string `json:"base_url,omitempty"`
 	Model    string `json:"model,omitempty"`
 	APIKey   string `json:"-"` // never serialized: the row keeps it only as ciphertext
+	// Context settings of a fallback model (llm_fallbacks.go); the primary's
+	// live in store.ModelSettings.
+	ContextWindow int    `json:"context_window,omitempty"`
+	AnswerReserve int    `json:"answer_reserve,omitempty"`
+	TextToolCalls string `json:"text_tool_calls,omitempty"`
 }
 
 // LLMKeyInfo is what may be shown about an org's LLM key: everything but the key.

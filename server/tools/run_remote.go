@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opsagent/opsagent/server/agent"
+	"github.com/opsagent/opsagent/server/connector"
 	"github.com/opsagent/opsagent/vault"
 )
 
@@ -259,12 +260,18 @@ type liveWriter struct {
 	budget  int
 	sent    int
 	dropped int64
+	part    []byte // the start of a character the last write split (events are JSON text)
 }
 
 func (w *liveWriter) Write(p []byte) (int, error) {
 	if room := w.budget - w.sent; room > 0 {
 		k := min(room, len(p))
-		w.fn(w.host, string(p[:k]), false)
+		text := append(w.part, p[:k]...)
+		cut := connector.CompleteUTF8(text)
+		if cut > 0 {
+			w.fn(w.host, string(text[:cut]), false)
+		}
+		w.part = append([]byte(nil), text[cut:]...)
 		w.sent += k
 		w.dropped += int64(len(p) - k)
 		return len(p), nil
@@ -274,6 +281,9 @@ func (w *liveWriter) Write(p []byte) (int, error) {
 }
 
 func (w *liveWriter) finish() {
+	if len(w.part) > 0 {
+		w.fn(w.host, string(w.part), false)
+	}
 	if w.dropped > 0 {
 		w.fn(w.host, fmt.Sprintf("[live output capped at %d bytes; %d more bytes were not streamed]", w.budget, w.dropped), true)
 	}

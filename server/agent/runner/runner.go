@@ -55,6 +55,8 @@ type Deps struct {
 	Now    func() time.Time // the server's clock (tests move it)
 	// Telemetry hears of each ended run and its model usage (nil: nothing).
 	Telemetry telemetry.Agent
+	// Investigator gathers evidence and keeps findings (investigate.go; nil: none).
+	Investigator Investigator
 	// ShutdownGrace is how long Stop lets live turns reach their next
 	// checkpoint before it cuts them (default DefaultShutdownGrace).
 	ShutdownGrace time.Duration
@@ -233,6 +235,16 @@ func (r *Runner) unregister(sessionID string, lr *liveRun) {
 // vault, else the server's settings. With neither, the error is
 // scheduler.ErrNoLLM, which names the OPSAGENT_LLM_* variables.
 func (r *Runner) provider(ctx context.Context, orgID string) (llm.Provider, string, error) {
+	c, err := r.primaryConfig(ctx, orgID)
+	if err != nil {
+		return nil, "", err
+	}
+	return r.withFallbacks(ctx, orgID, c) // models.go
+}
+
+// primaryConfig resolves the org's primary model: its own key from the
+// vault over the server's settings.
+func (r *Runner) primaryConfig(ctx context.Context, orgID string) (llm.Config, error) {
 	c := r.d.LLM
 	c.Logger = r.log
 	if r.d.Keys != nil {
@@ -250,17 +262,13 @@ func (r *Runner) provider(ctx context.Context, orgID string) (llm.Provider, stri
 			}
 			c.APIKey = key.APIKey
 		case !store.IsNotFound(err):
-			return nil, "", fmt.Errorf("the organization's LLM key could not be read: %w", err)
+			return llm.Config{}, fmt.Errorf("the organization's LLM key could not be read: %w", err)
 		}
 	}
 	if c.Provider == "" {
-		return nil, "", scheduler.ErrNoLLM
+		return llm.Config{}, scheduler.ErrNoLLM
 	}
-	p, err := llm.New(c)
-	if err != nil {
-		return nil, "", err
-	}
-	return p, c.Model, nil
+	return c, nil
 }
 
 // ErrBusy answers a turn for a session that already has one in progress.

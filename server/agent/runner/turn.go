@@ -3,9 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/opsagent/opsagent/scheduler"
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/llm"
 	"github.com/opsagent/opsagent/store"
@@ -57,8 +55,17 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 		return turnResult{status: agent.StatusFailed, reason: msg, cause: err, messages: spec.history}
 	}
 	cfg := agent.Config{Provider: provider, Model: model, MaxSteps: spec.maxSteps, Prices: r.d.Prices, Logger: r.log}
-	cfg.System = r.systemPrompt(ctx, spec)
-	cfg.Tools, err = r.toolSet(ctx, spec.info)
+	r.applyModelSettings(ctx, spec.info.OrgID, model, &cfg) // models.go
+	iv := r.beginInvestigation(ctx, &spec, hub)             // investigate.go: evidence before the first model call
+	if iv != nil {
+		iv.model = model
+	}
+	cfg.Tools, err = r.toolSet(ctx, spec.info, iv)
+	if err == nil {
+		var version string
+		cfg.System, version = r.framedPrompt(ctx, spec, cfg.Tools, iv) // prompt.go
+		r.recordPrompt(ctx, spec, version, iv)
+	}
 	if err != nil {
 		r.log.Error("agent: tool set", "err", err)
 		hub.publish(string(agent.EventError), agent.ErrorEvent{Code: "tools", Message: "the agent's tools could not be prepared"}, now())
@@ -80,6 +87,9 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 			return // published with its approval id by the caller
 		case agent.EventToolCall:
 			res.toolCalls++
+			iv.sawCall(e)
+		case agent.EventFailover:
+			r.failedOver(e)
 		}
 		hub.publish(string(e.Type), e.Data, now())
 	}
@@ -98,45 +108,22 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 	if out.Err != nil && out.Status == agent.StatusFailed {
 		r.log.Warn("agent: run failed", "session_id", spec.info.SessionID, "code", out.Code, "err", out.Err)
 	}
+	r.learnWindow(ctx, spec.info.OrgID, model, out)
 	res.status, res.reason, res.usage, res.cost, res.steps = out.Status, out.Reason, out.Usage, out.Cost, out.Steps
 	res.messages, res.pending, res.model = out.Transcript, out.Pending, model
 	if out.Status == agent.StatusCompleted {
 		res.summary = summarize(out.Transcript)
 	}
+	iv.end(ctx, &res) // investigate.go: "no finding" when the model reported none
 	return res
 }
 
-// systemPrompt frames the agent: its role, the project, the rules it must
-// follow (obligations from the policy layer) and its own tools.
-func (r *Runner) systemPrompt(ctx context.Context, spec turnSpec) string {
-	var b strings.Builder
-	role := scheduler.AgentTypes[spec.agentTyp]
-	if role == "" {
-		role = scheduler.AgentTypes["general"]
-	}
-	fmt.Fprintf(&b, "You are opsagent, %s, helping an engineering team operate its systems.\n", role)
-	if p, err := r.d.DB.FindProjectInOrg(ctx, spec.info.OrgID, spec.info.ProjectID); err == nil {
-		fmt.Fprintf(&b, "Project: %s.\n", p.Name)
-		if d := strings.TrimSpace(p.Description); d != "" {
-			fmt.Fprintf(&b, "Project context: %s\n", d)
-		}
-	}
-	b.WriteString("Search the knowledge base (search_knowledge) for runbooks, facts and past incidents before guessing; " +
-		"use recall for what was remembered before and remember for durable facts worth keeping. " +
-		"Be precise, say what you checked, and ask before anything risky.\n")
-	if r.d.Policy != nil {
-		if o := strings.TrimSpace(r.d.Policy.Obligations(ctx, spec.info)); o != "" {
-			b.WriteString("\nRules you must always follow:\n")
-			b.WriteString(o)
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
 // toolSet is the knowledge tools plus whatever the policy layer adds.
-func (r *Runner) toolSet(ctx context.Context, info RunInfo) (*agent.ToolSet, error) {
+func (r *Runner) toolSet(ctx context.Context, info RunInfo, iv *investigating) (*agent.ToolSet, error) {
 	tools := knowledgeTools(r.d.Knowledge, info)
+	if iv != nil {
+		tools = append(tools, iv.tool())
+	}
 	if r.d.Policy != nil {
 		tools = append(tools, r.d.Policy.Tools(ctx, info)...)
 		tools = r.masked(info, tools)

@@ -105,7 +105,8 @@ func (s *sess) execute(ctx context.Context, callID string, run connector.Run) {
 	report(res)
 }
 
-// stream sends the output as it comes, in chunks of at most ChunkSize.
+// stream sends the output as it comes, in chunks of at most ChunkSize cut
+// on character boundaries (connector.OutputFrame).
 // Writes to the socket block when the server reads slowly, and the pipe
 // then fills and the command waits: nothing piles up in memory here.
 // Past max bytes the rest is read and dropped; it reports that.
@@ -113,22 +114,29 @@ func (s *sess) stream(ctx context.Context, callID string, r io.Reader, max int64
 	buf := make([]byte, connector.ChunkSize)
 	var sent int64
 	truncated := false
+	held := 0 // the start of a character the last read split, at buf's start
 	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			chunk := buf[:n]
-			if max > 0 && sent+int64(n) > max {
+		n, err := r.Read(buf[held:])
+		n += held
+		chunk := buf[:n]
+		if err == nil {
+			chunk = chunk[:connector.CompleteUTF8(chunk)]
+		}
+		next := buf[len(chunk):n]
+		if len(chunk) > 0 {
+			if max > 0 && sent+int64(len(chunk)) > max {
 				chunk = chunk[:max-sent]
-				truncated = true
+				truncated, next = true, nil
 			}
 			if len(chunk) > 0 {
 				sent += int64(len(chunk))
-				if werr := s.send(ctx, &connector.Frame{Type: connector.TypeOutput, CallID: callID, Data: string(chunk)}); werr != nil {
+				if werr := s.send(ctx, connector.OutputFrame(callID, chunk)); werr != nil {
 					_, _ = io.Copy(io.Discard, r)
 					return truncated
 				}
 			}
 		}
+		held = copy(buf, next)
 		if err != nil {
 			return truncated
 		}

@@ -134,7 +134,7 @@ async function lookup(code) {
 async function decide(action) {
   const code = $('grant-lookup').user_code.value;
   try {
-    await api('/api/auth/cli-grant/' + action, { method: 'POST', body: { user_code: code } });
+    await api({ redeem: '/api/auth/cli-grant/redeem', deny: '/api/auth/cli-grant/deny' }[action], { method: 'POST', body: { user_code: code } });
     $('grant-result').textContent = action === 'redeem' ? 'Approved: you can return to your terminal.' : 'Denied.';
   } catch (e) {
     $('grant-result').textContent = e.message;

@@ -42,7 +42,9 @@ async function loadAll(signal) {
     const ev = await pj('/api/tasks/' + w.task_id + '/webhook/events?limit=100', o);
     return { hook: w, events: ev.items };
   }));
-  return { stats, trend, funnel, pending, incidents, hooks };
+  // Failovers to the org's fallback models (a primary that keeps failing); absent for roles without usage:read.
+  const org = await pj('/api/dashboard/org-summary', o).catch(() => null);
+  return { stats, trend, funnel, pending, incidents, hooks, failovers: org ? org.failovers_24h : null };
 }
 
 function Tile({ label, value, href, id }) {
@@ -56,7 +58,7 @@ function Dashboard({ ctx }) {
     <${Loaded} r=${r}>${(d) => Body(d)}</${Loaded}></div>`;
 }
 
-function Body({ stats, trend, funnel, pending, incidents, hooks }) {
+function Body({ stats, trend, funnel, pending, incidents, hooks, failovers }) {
   const days = lastDays(DAYS);
   const x = dayStamps(days);
   const tdays = trend.map((t) => t.date);
@@ -75,6 +77,7 @@ function Body({ stats, trend, funnel, pending, incidents, hooks }) {
       <${Tile} label="Tokens, 30 days" value=${(stats.tokens_30d || 0).toLocaleString()} />
       <${Tile} label="Tasks enabled" value=${stats.tasks_enabled + ' of ' + stats.tasks_total} href="/tasks" />
       <${Tile} label="Webhook verification failures" value=${failures} href="/webhooks" />
+      ${failovers ? html`<${Tile} id="tile-failovers" label="Model failovers, last 24 h (the primary model is failing)" value=${failovers} href="/organization?tab=llm" />` : null}
     </ul>
     <div class="charts">
       <${LineChart} id="chart-runs" title="Agent runs per day" x=${tx} bars series=${[{ label: 'Runs', values: trend.map((t) => t.sessions) }]} />

@@ -37,7 +37,7 @@ export function decisionForm(id, onDecided, subject) {
     errors.replaceChildren();
     try {
       const body = comment.value.trim() ? { comment: comment.value.trim() } : {};
-      let a = await api('/api/approvals/' + id + '/' + action, { method: 'POST', body, project: true });
+      let a = await api('/api/approvals/' + id + { approve: '/approve', deny: '/deny', 'approve-and-remember': '/approve-and-remember' }[action], { method: 'POST', body, project: true });
       let added = '';
       if (a.approval) { added = ' A rule now pre-approves it.'; a = a.approval; }
       result.textContent = (a.status === 'approved' ? 'Approved' : 'Denied') + (a.comment ? ': ' + a.comment : '.') + added;

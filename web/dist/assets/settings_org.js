@@ -2,6 +2,7 @@
 // shown once), the org's LLM key, org secrets and usage.
 
 import { html, mount, useState, useLoad, Loaded, Form, Field, Select, Button, Badge, Tabs, Copyable, Bar, when, money, api } from './ui.js';
+import { ModelSettings } from './settings_models.js';
 
 export function render(view, ctx) { mount(view, html`<${OrgSettings} ctx=${ctx} />`); }
 
@@ -98,7 +99,8 @@ function LLMKey({ org }) {
         <${Field} label="API key" name="api_key" type="password" required autocomplete="off" />
         <${Field} label="Model (optional)" name="model" /><${Field} label="Base URL (optional)" name="base_url" type="url" /></div>
         <button type="submit">Save key</button>
-        ${k.configured ? html`<${Button} class="danger" confirm="Clear the org's LLM key?" onClick=${async () => { await api(base, { method: 'DELETE' }); r.reload(); }}>Clear key</${Button}>` : null}</${Form}>`}</${Loaded}></section>`;
+        ${k.configured ? html`<${Button} class="danger" confirm="Clear the org's LLM key?" onClick=${async () => { await api(base, { method: 'DELETE' }); r.reload(); }}>Clear key</${Button}>` : null}</${Form}>`}</${Loaded}></section>
+    ${org.role === 'owner' ? html`<${ModelSettings} org=${org} />` : null}`;
 }
 
 function OrgSecrets() {

@@ -80,6 +80,7 @@ func commands() []command {
 		{"billing", "the organization's metered usage and monthly statements (--format csv|json)", client("billing")},
 		{"projects", "list projects; choose the current one", client("projects")},
 		{"whoami", "who and where you are signed in", client("whoami")},
+		{"eval", "replay investigation scenarios against models and prompts, scored side by side; record an incident as one", client("eval")},
 		{"completion", "print a bash, zsh or fish completion script", client("completion")},
 		{"connector", "run a connector on this host: OPSAGENT_CONNECTOR_TOKEN=ocn_... opsagent connector --server URL --allow FILE (dials out, opens no port)", connectorCmd},
 		{"backup", "archive a (running) server's data directory: --data-dir D --out FILE", backupCmd},

@@ -45,7 +45,7 @@ func TestDoctorHealthyDataDir(t *testing.T) {
 		t.Fatalf("doctor on a healthy dir: %v\n%s", err, out.String())
 	}
 	got := doctorLines(out.String())
-	for _, check := range []string{"config", "data_dir", "disk", "database", "migrations", "vault", "base_url", "smtp"} {
+	for _, check := range []string{"config", "data_dir", "disk", "database", "migrations", "vault", "base_url", "smtp", "sandbox", "sandbox_launcher"} {
 		if len(got[check]) != 1 || got[check][0] != "ok" {
 			t.Errorf("%s: %v\n%s", check, got[check], out.String())
 		}
@@ -126,5 +126,19 @@ func TestDoctorNamesEachFault(t *testing.T) {
 	_ = run(context.Background(), []string{"doctor", "--data-dir", dir, "--offline"}, env(nil), &out, &errb)
 	if got := doctorLines(out.String()); !slices.Contains(got["database"], "FAIL") || !strings.Contains(out.String(), "opsagent restore") {
 		t.Errorf("damaged database not named:\n%s", out.String())
+	}
+}
+
+// Without Landlock (simulated) doctor warns that read-only commands will
+// ask a person, and the launcher still runs.
+func TestDoctorReportsTheSandboxWithoutLandlock(t *testing.T) {
+	var out, errb bytes.Buffer
+	_ = run(context.Background(), []string{"doctor", "--data-dir", filepath.Join(t.TempDir(), "none"), "--offline", "--sandbox-no-landlock"}, env(nil), &out, &errb)
+	got := doctorLines(out.String())
+	if len(got["sandbox"]) != 1 || got["sandbox"][0] != "warn" || !strings.Contains(out.String(), "read-only commands are not auto-allowed") {
+		t.Fatalf("sandbox line: %v\n%s", got["sandbox"], out.String())
+	}
+	if len(got["sandbox_launcher"]) != 1 || got["sandbox_launcher"][0] != "ok" {
+		t.Fatalf("launcher line: %v\n%s", got["sandbox_launcher"], out.String())
 	}
 }

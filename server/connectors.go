@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/hex"
+	"github.com/opsagent/opsagent/server/sandbox"
 	"net/http"
 	"regexp"
 	"strings"
@@ -37,10 +38,14 @@ type ConnectorOut struct {
 	Running       int                 `json:"running" doc:"commands in flight"`
 	Kind          string              `json:"kind" doc:"host or kubernetes, as the live connection reports (empty while offline)"`
 	Kubernetes    *connector.KubeInfo `json:"kubernetes,omitempty" doc:"a cluster connector's cluster name, version, RBAC verbs, or why the cluster refused its credentials (while online)"`
-	TokenPrefix   string              `json:"token_prefix"`
-	RevokedAt     *time.Time          `json:"revoked_at"`
-	CreatedAt     time.Time           `json:"created_at"`
-	UpdatedAt     time.Time           `json:"updated_at"`
+	// What the host's kernel offers the command sandbox (while online).
+	Sandbox           *sandbox.Kernel `json:"sandbox" doc:"what the host's kernel offers the command sandbox: Landlock ABI, seccomp, user namespaces (null while offline)"`
+	ReadOnlyAutoAllow bool            `json:"read_only_auto_allow" doc:"read-only commands may run here without a person: the host's kernel holds them read-only (Landlock)"`
+	SandboxNote       string          `json:"sandbox_note" doc:"what the host's sandbox enforces, or why read-only commands ask a person there"`
+	TokenPrefix       string          `json:"token_prefix"`
+	RevokedAt         *time.Time      `json:"revoked_at"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
 }
 
 // ConnectorListOut lists a project's connectors.
@@ -131,6 +136,11 @@ func (s *Server) connectorOut(x *store.Connector) ConnectorOut {
 		h := st.Hello
 		out.Hostname, out.OS, out.Arch, out.Version, out.IP = h.Hostname, h.OS, h.Arch, h.Version, st.IP
 		out.HostAllowList, out.Running = h.HostAllowList, st.Running
+		out.Sandbox = h.Sandbox
+		out.SandboxNote = "this connector does not report a kernel sandbox (an older version): read-only commands ask a person there"
+		if h.Sandbox != nil {
+			out.ReadOnlyAutoAllow, out.SandboxNote = h.Sandbox.ReadOnlyEnforced(), h.Sandbox.Explain()
+		}
 		seen, conn := st.LastSeen, st.ConnectedAt
 		out.LastSeen, out.ConnectedAt = &seen, &conn
 		for k, v := range h.Labels {

@@ -230,3 +230,27 @@ func TestInvestigationEvidenceAndFinding(t *testing.T) {
 		t.Fatalf("the approved action in the change feed: %s", b)
 	}
 }
+
+// An investigation's finding is posted as one message to the incident's
+// chat (the channel its task posts to), with its hypotheses and next steps.
+func TestFindingPostedToTheIncidentsSlackChannel(t *testing.T) {
+	ce := newChannelEnv(t,
+		llmfake.Reply("", llmfake.Call{ID: "call_f", Name: "report_finding", Arguments: `{"summary":"Disk full on web-1 after the log rotation change.",
+			"hypotheses":[{"cause":"logrotate disabled by the config change","confidence":"medium","evidence":["ev1"]}],
+			"impact":"web-1 rejects writes","next_steps":[{"action":"re-enable logrotate","command":"systemctl start logrotate","target":"server","needs_approval":true}]}`}),
+		llmfake.Text("Reported."),
+	)
+	chID := ce.slackChannel(t, nil)
+	f := newHook(t, ce.env, ce.owner, map[string]any{"provider": "alertmanager"})
+	ce.owner.must(200, "PUT", "/api/tasks/"+f.task+"/channel", map[string]any{"channel_id": chID, "conversation": "C0INCIDENT"})
+	if r := f.post(t, amAlert("g-disk", "fp-disk", "firing"), bearer(f.secret)); r.Status != 202 {
+		t.Fatalf("alert: %d %s", r.Status, r.Body)
+	}
+	msg := ce.slack.waitFor("the finding", func(c chatCall) bool {
+		return c.Method == "chat.postMessage" && c.Form.Get("channel") == "C0INCIDENT" && strings.Contains(c.text(), "Finding on incident")
+	})
+	if !containsAll(msg.text(), "Disk full on web-1 after the log rotation change.", "[medium] logrotate disabled by the config change (evidence: ev1)",
+		"Impact: web-1 rejects writes", "systemctl start logrotate", "(needs approval)") {
+		t.Fatalf("finding message: %s", msg.text())
+	}
+}

@@ -141,3 +141,58 @@ func TestModelTestButton(t *testing.T) {
 		t.Errorf("the test call asked for %d tokens, want a short answer", req.MaxTokens)
 	}
 }
+
+// TestOverflowIsLearnedForTheOrg: llama.cpp refuses a prompt longer than
+// its n_ctx and names it. The run fails in words, the org keeps the
+// window, and the next run is measured against it before anything is
+// sent.
+func TestOverflowIsLearnedForTheOrg(t *testing.T) {
+	t.Parallel()
+	fake := llmfake.New(t)
+	fake.As(llmfake.LlamaCpp, 2500)
+	env := newEnv(t, withLLM(fake))
+	c := env.register("learn@example.com")
+	withProject(t, env, c)
+	huge := strings.Repeat("The pod web-1 restarted again with exit code 137 after the OOM killer fired. ", 200)
+	_, evs := c.stream("POST", "/api/chat", map[string]any{"message": huge, "name": "too-long"}, 0, nil)
+	done := lastOf(t, evs, "done")
+	reason, _ := done.Data["reason"].(string)
+	if done.Data["status"] != "failed" || !strings.Contains(reason, "context window of 2500 tokens") || !strings.Contains(reason, "--ctx-size") {
+		t.Fatalf("done = %v, want a failure that names the window and what to raise", done.Data)
+	}
+	if e := lastOf(t, evs, "error"); e.Data["code"] != "context_overflow" {
+		t.Errorf("error event %v", e.Data)
+	}
+	sent := len(fake.Requests())
+	if sent != 1 {
+		t.Errorf("%d requests, want only the refused one: measured against the window it named, the retry cannot fit", sent)
+	}
+	s := c.must(200, "GET", "/api/organizations/"+c.orgOf()+"/model-settings", nil).JSON()
+	if s["learned_context_window"] != float64(2500) || s["learned_model"] != llmfake.Model {
+		t.Fatalf("settings after the overflow: %v", s)
+	}
+	_, evs = c.stream("POST", "/api/chat", map[string]any{"message": huge, "name": "again"}, 0, nil)
+	if lastOf(t, evs, "done").Data["status"] != "failed" || len(fake.Requests()) != sent {
+		t.Errorf("the second run sent %d more requests; the learned window must refuse it first", len(fake.Requests())-sent)
+	}
+}
+
+// TestUsageWithoutServerCountsIsMarkedEstimated: a stream that carries no
+// usage is counted by the estimate, and the session says its counts are
+// estimated.
+func TestUsageWithoutServerCountsIsMarkedEstimated(t *testing.T) {
+	t.Parallel()
+	fake := llmfake.New(t, llmfake.Text("The disk is 40% full.").WithoutUsage())
+	env := newEnv(t, withLLM(fake))
+	c := env.register("estimate@example.com")
+	withProject(t, env, c)
+	res, evs := c.stream("POST", "/api/chat", map[string]any{"message": "disk?", "name": "estimate"}, 0, nil)
+	u := lastOf(t, evs, "usage").Data["usage"].(map[string]any)
+	if u["estimated"] != true || u["input_tokens"].(float64) == 0 {
+		t.Errorf("usage event %v, want estimated counts", u)
+	}
+	s := c.must(200, "GET", "/api/sessions/detail/"+res.Header.Get("X-Session-ID"), nil).JSON()
+	if s["tokens_estimated"] != true || s["tokens_in"].(float64) == 0 {
+		t.Errorf("session %v, want tokens_estimated with counts", s)
+	}
+}

@@ -41,6 +41,8 @@ func (s *Server) routeTable() []*Route {
 		s.sessionRoutes(),
 		s.chatRoutes(),
 		s.usageRoutes(),
+		s.evalRoutes(),
+		s.evalRecordRoutes(),
 		s.dashboardRoutes(),
 		s.ruleRoutes(),
 		s.commandPolicyRoutes(),

@@ -85,6 +85,11 @@ type Server struct {
 	beyond beyondState
 	// investigator: the change feed's limits and the investigations' caches (changes.go).
 	investigator investigatorState
+	// evals run in the background until done or the server stops (evals.go).
+	evalOnce   sync.Once
+	evalCtx    context.Context
+	evalCancel context.CancelFunc
+	evalWG     sync.WaitGroup
 	// chans holds the chat channels' open clients (channels_runtime.go).
 	chans *channelHub
 	// bg tracks work requests hand off to run after their answer (mail).
@@ -286,6 +291,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopWebhooks()
 	defer s.connectors.Close() // after the agent runs: their calls end as interrupted, not as "connector lost"
 	defer s.runner.Stop()      // after the task runs: chat turns end failed (interrupted) and are saved
+	defer s.stopEvals()        // evaluations in flight end interrupted, their outcome saved
 	select {
 	case err := <-errc:
 		return err

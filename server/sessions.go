@@ -40,6 +40,7 @@ type SessionIndexOut struct {
 	TokensOut       int64      `json:"tokens_out"`
 	TotalTokens     int64      `json:"total_tokens"`
 	Cost            float64    `json:"cost" doc:"USD, from the provider's token counts and the configured prices"`
+	TokensEstimated bool       `json:"tokens_estimated,omitempty" doc:"some counts are this server's estimate: the model server sent no usage (detail only)"`
 	DurationMS      int64      `json:"duration_ms" doc:"time spent running, all turns"`
 	Turns           int        `json:"turns"`
 	Steps           int        `json:"steps" doc:"model calls, all turns"`
@@ -206,6 +207,9 @@ func (s *Server) handleSessionDetail(c *Ctx) error {
 		return err
 	}
 	out := sessionIndexOut(a)
+	if out.TokensEstimated, err = s.db.TokensEstimated(c.Context(), c.OrgID(), a.ID); err != nil {
+		return err
+	}
 	out.PromptVersion, _ = s.db.SessionPrompt(c.Context(), a.ID)
 	return c.JSON(200, out)
 }

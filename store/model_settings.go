@@ -81,3 +81,21 @@ func (db *DB) CountOrgFailovers(ctx context.Context, orgID string, since time.Ti
 		WHERE s.org_id = ? AND e.type = 'model.failover' AND e.created_at >= ?`, orgID, TS(since)).Scan(&n)
 	return n, err
 }
+
+// MarkTokensEstimated records that session's token counts are (partly)
+// this server's estimate.
+func (db *DB) MarkTokensEstimated(ctx context.Context, orgID, sessionID string) error {
+	return db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO session_tokens_estimated (session_id, org_id, created_at) VALUES (?,?,?)
+			ON CONFLICT (session_id) DO NOTHING`, sessionID, orgID, TS(tx.Now))
+		return err
+	})
+}
+
+// TokensEstimated reports whether the org's session has estimated counts.
+func (db *DB) TokensEstimated(ctx context.Context, orgID, sessionID string) (bool, error) {
+	var n int
+	err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM session_tokens_estimated WHERE session_id = ? AND org_id = ?`,
+		sessionID, orgID).Scan(&n)
+	return n > 0, err
+}

@@ -209,7 +209,7 @@ func (r *run) fit(ctx context.Context, step int) error {
 	}
 	if after := r.estimate(r.request()); after > budget {
 		return &llm.Error{Class: llm.ClassContextOverflow, Message: fmt.Sprintf(
-			"the next request needs about %d tokens but the model's context window is %d with %d kept for the answer, "+
+			"the next request needs about %d tokens but the model's context window of %d tokens keeps %d for the answer, "+
 				"even after compacting tool results and summarizing earlier turns (the system prompt and tool "+
 				"definitions alone take about %d). Raise the context window (Ollama: OLLAMA_CONTEXT_LENGTH or num_ctx; "+
 				"llama.cpp: --ctx-size) and the org's context_window setting, or start a new session",

@@ -44,7 +44,7 @@ type Invocation struct {
 
 // Names are the subcommands this package serves.
 var Names = []string{"chat", "sessions", "tasks", "approvals", "incidents", "changes", "postmortems", "webhooks", "rules", "channels",
-	"heartbeats", "maintenance", "billing", "projects", "whoami", "completion"}
+	"heartbeats", "maintenance", "billing", "projects", "whoami", "eval", "completion"}
 
 // Run executes one client subcommand. The error it returns carries the exit
 // code (see ExitCode); help output returns nil.
@@ -116,7 +116,7 @@ func (a *app) root(others [][2]string) *cobra.Command {
 	a.globalFlags(root)
 	root.AddCommand(a.chatCmd(), a.sessionsCmd(), a.tasksCmd(), a.approvalsCmd(), a.incidentsCmd(), a.changesCmd(), a.postmortemsCmd(),
 		a.webhooksCmd(), a.rulesCmd(), a.channelsCmd(), a.heartbeatsCmd(), a.maintenanceCmd(), a.billingCmd(), a.projectsCmd(),
-		a.whoamiCmd(), a.completionCmd(root))
+		a.whoamiCmd(), a.evalCmd(), a.completionCmd(root))
 	for _, o := range others {
 		// Served elsewhere in the binary; here only so completion knows them.
 		root.AddCommand(&cobra.Command{Use: o[0], Short: o[1], DisableFlagParsing: true, RunE: func(*cobra.Command, []string) error { return nil }})

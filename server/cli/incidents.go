@@ -32,7 +32,7 @@ type incidentRow struct {
 }
 
 func (a *app) incidentsCmd() *cobra.Command {
-	return group("incidents", "Incidents opened by correlated alerts: list, show", a.incidentsListCmd(), a.incidentShowCmd())
+	return group("incidents", "Incidents opened by correlated alerts: list, show, investigate", a.incidentsListCmd(), a.incidentShowCmd(), a.incidentInvestigateCmd())
 }
 
 func (a *app) incidentsListCmd() *cobra.Command {

@@ -46,7 +46,7 @@ func TestStoredSignInIsUsedRefreshedAndReportedExpired(t *testing.T) {
 	}
 	// The grant page shows the approver which program asks: the client names itself.
 	info := s.must(200, "GET", "/api/auth/cli-grant/info?user_code="+url.QueryEscape(code), u.token, "", nil)
-	if ua, _ := info["user_agent"].(string); !regexp.MustCompile(`^opsagent-cli/\S+ \(`+runtime.GOOS+`\)$`).MatchString(ua) {
+	if ua, _ := info["user_agent"].(string); !regexp.MustCompile(`^opsagent-cli/\S+ \(` + runtime.GOOS + `\)$`).MatchString(ua) {
 		t.Fatalf("the grant shows user agent %q", ua)
 	}
 	s.must(204, "POST", "/api/auth/cli-grant/redeem", u.token, "", map[string]any{"user_code": code})

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // Investigations in the terminal: the evidence pack as one folded line
@@ -123,4 +126,33 @@ func writeFinding(w io.Writer, o *output, f *findingData) {
 	if len(f.UnresolvedTargets) > 0 {
 		fmt.Fprintf(w, "  %s %s\n", o.paint(dim, "unresolved targets:"), strings.Join(f.UnresolvedTargets, ", "))
 	}
+}
+
+// incidentInvestigateCmd starts an investigation (evidence pack, method,
+// a finding at the end) and prints its session.
+func (a *app) incidentInvestigateCmd() *cobra.Command {
+	var b struct {
+		Message   string `json:"message,omitempty"`
+		AgentType string `json:"agent_type,omitempty"`
+	}
+	cmd := &cobra.Command{Use: "investigate ID", Short: "Investigate an incident: gather its evidence, then the agent reports a finding", Args: exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.projectClient(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var out struct {
+				SessionID string `json:"session_id"`
+			}
+			var raw json.RawMessage
+			if err := c.call(cmd.Context(), "POST", "/api/incidents/"+url.PathEscape(args[0])+"/investigate", nil, b, &out, &raw); err != nil {
+				return err
+			}
+			return a.emit(raw, []string{out.SessionID}, func() {
+				a.out.fields([][2]string{{"session", out.SessionID}, {"follow", "opsagent sessions show " + out.SessionID}})
+			})
+		}}
+	cmd.Flags().StringVar(&b.Message, "message", "", "added to the investigation's prompt")
+	cmd.Flags().StringVar(&b.AgentType, "agent-type", "", "sre (default), kubernetes, database, ...")
+	return cmd
 }

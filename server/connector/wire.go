@@ -7,7 +7,7 @@
 // to the API's own port (/api/connectors/connect), authenticated by its
 // ocn_ token in the Authorization header:
 //
-//	connector -> server  hello    {version, hostname, os, arch, name?, labels?}
+//	connector -> server  hello    {version, hostname, os, arch, name?, labels?, host_sandbox}
 //	server -> connector  welcome  {connector_id, name, heartbeat_ms, max_frame}
 //	server -> connector  run      {call_id, command, env, timeout_ms, max_output, sandbox}
 //	server -> connector  cancel   {call_id}
@@ -81,7 +81,7 @@ type Hello struct {
 	Kubernetes *KubeInfo `json:"kubernetes,omitempty"`
 	// Sandbox is what the host's kernel offers the sandbox (nil from a
 	// connector that predates it: read-only commands then ask a person).
-	Sandbox *sandbox.Kernel `json:"sandbox,omitempty"`
+	Sandbox *sandbox.Kernel `json:"host_sandbox,omitempty"`
 }
 
 // Welcome answers a hello: who the connector is and how often to beat.

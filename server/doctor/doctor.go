@@ -84,8 +84,13 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 		d.checkDisk()
 		d.checkDatabase(ctx)
 		d.checkVault()
+	} else if d.cfg.DatabaseURL != "" {
+		// PostgreSQL does not live in the data dir: a missing one (serve
+		// creates it) must not skip the check of the database.
+		d.checkDatabase(ctx)
 	}
 	d.checkBaseURL()
+	d.checkSandbox(ctx)
 	d.checkLLM(ctx)
 	d.checkSMTP(ctx)
 	d.checkClock(ctx)
@@ -103,7 +108,12 @@ func (d *doctorRun) checkDataDir() {
 	dir := d.cfg.DataDir
 	st, err := os.Stat(dir)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		if parent, err := creatable(dir); err != nil {
+			d.fail("data_dir", dir+" does not exist, and serve cannot create it: "+err.Error(),
+				"create "+dir+" (mode 0700) as the user that runs opsagent, make "+parent+" writable for it, or point --data-dir (OPSAGENT_DATA_DIR) elsewhere")
+			return
+		}
 		d.warn("data_dir", dir+" does not exist yet", "nothing to do: serve creates it (mode 0700) on first start")
 		return
 	case err != nil:
@@ -221,4 +231,33 @@ func (d *doctorRun) checkBaseURL() {
 func isLocalURL(u string) bool {
 	rest := strings.TrimPrefix(u, "http://")
 	return strings.HasPrefix(rest, "localhost") || strings.HasPrefix(rest, "127.") || strings.HasPrefix(rest, "[::1]")
+}
+
+// creatable reports whether dir, which does not exist, can be made: its
+// nearest existing ancestor must be a directory this process can write (a
+// probe directory is made and removed there, so the answer is the kernel's,
+// root, read-only mounts and ACLs included). It returns that ancestor.
+func creatable(dir string) (string, error) {
+	parent := filepath.Dir(dir)
+	for {
+		st, err := os.Stat(parent)
+		switch {
+		case err == nil && !st.IsDir():
+			return parent, fmt.Errorf("%s is not a directory", parent)
+		case err == nil:
+			probe, err := os.MkdirTemp(parent, ".doctor-*")
+			if err != nil {
+				return parent, fmt.Errorf("%s is not writable: %w", parent, err)
+			}
+			os.Remove(probe)
+			return parent, nil
+		case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return parent, err
+		}
+		up := filepath.Dir(parent)
+		if up == parent {
+			return parent, err
+		}
+		parent = up
+	}
 }

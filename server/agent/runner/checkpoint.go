@@ -174,10 +174,10 @@ func (r *Runner) persistBatch(sessionID string, batch []store.SessionEvent, cp *
 // cut when the grace ran out). Its session stays running with its
 // checkpoint, to be resumed.
 func (r *Runner) interrupted(lr *liveRun, res turnResult) bool {
-	if lr.drained.Load() {
-		return true
+	if res.status == agent.StatusCompleted || res.status == agent.StatusWaitingApproval {
+		return false // it ended at that boundary (a final answer, an approval): nothing to resume
 	}
-	return r.base.Err() != nil && res.status != agent.StatusCompleted && res.status != agent.StatusWaitingApproval
+	return lr.drained.Load() || r.base.Err() != nil
 }
 
 // publishStart publishes a turn's first event: session for a new turn,

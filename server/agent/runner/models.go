@@ -121,12 +121,24 @@ func (r *Runner) applyModelSettings(ctx context.Context, orgID, model string, cf
 }
 
 // learnWindow keeps a window a model server reported in its own error.
-func (r *Runner) learnWindow(ctx context.Context, orgID, model string, out agent.Result) {
+func (r *Runner) learnWindow(ctx context.Context, info RunInfo, model string, out agent.Result) {
+	r.markEstimated(ctx, info, out.Usage)
+	orgID := info.OrgID
 	if out.LearnedContextWindow <= 0 {
 		return
 	}
 	if err := r.d.DB.LearnContextWindow(ctx, orgID, model, out.LearnedContextWindow); err != nil {
 		r.log.Warn("agent: learned context window not kept", "org_id", orgID, "err", err)
+	}
+}
+
+// markEstimated keeps that a session's counts are partly estimated.
+func (r *Runner) markEstimated(ctx context.Context, info RunInfo, u llm.Usage) {
+	if !u.Estimated {
+		return
+	}
+	if err := r.d.DB.MarkTokensEstimated(ctx, info.OrgID, info.SessionID); err != nil {
+		r.log.Warn("agent: estimated usage not marked", "session_id", info.SessionID, "err", err)
 	}
 }
 

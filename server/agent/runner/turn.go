@@ -108,7 +108,7 @@ func (r *Runner) runTurn(ctx context.Context, spec turnSpec, hub *hub) turnResul
 	if out.Err != nil && out.Status == agent.StatusFailed {
 		r.log.Warn("agent: run failed", "session_id", spec.info.SessionID, "code", out.Code, "err", out.Err)
 	}
-	r.learnWindow(ctx, spec.info.OrgID, model, out)
+	r.learnWindow(ctx, spec.info, model, out) // and marks estimated usage
 	res.status, res.reason, res.usage, res.cost, res.steps = out.Status, out.Reason, out.Usage, out.Cost, out.Steps
 	res.messages, res.pending, res.model = out.Transcript, out.Pending, model
 	if out.Status == agent.StatusCompleted {

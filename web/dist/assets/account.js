@@ -9,7 +9,7 @@ export function render(view, ctx) { mount(view, html`<${Account} ctx=${ctx} />`)
 
 function Account({ ctx }) {
   return html`<div class="page" id="account-page"><h1>Your account</h1>
-    <${Profile} ctx=${ctx} /><${Password} /><${Factors} /><${Sessions} /><${Preferences} />
+    <${Profile} ctx=${ctx} /><${Password} /><${Factors} /><${Sessions} /><${Preferences} /><${DeleteAccount} />
     <section class="card"><h2>Command line</h2><p>To sign the CLI in, run <code>opsagent login</code> and approve its code at <${Link} href="/cli-grant">the grant page</${Link}>.</p></section></div>`;
 }
 
@@ -110,6 +110,24 @@ function Sessions() {
       <tbody>${ss.map((s) => html`<tr><td>${s.user_agent || 'unknown'}<br /><span class="muted">${s.ip}</span></td><td>${s.kind}</td><td>${when(s.last_used_at)}</td>
         <td>${s.current ? html`<${Badge} s="current" />` : html`<${Button} class="danger" onClick=${async () => { await api('/api/auth/sessions/' + s.id, { method: 'DELETE' }); r.reload(); }}>Revoke</${Button}>`}</td></tr>`)}</tbody></table>
       <${Button} class="danger" confirm="Sign out everywhere, including here?" onClick=${async () => { await api('/api/auth/logout-all', { method: 'POST' }); location.assign('/'); }}>Sign out everywhere</${Button}>`}</${Loaded}></section>`;
+}
+
+// DeleteAccount asks for the password again (POST /api/auth/reauthenticate)
+// and then requests the account's erasure.
+function DeleteAccount() {
+  const [msg, setMsg] = useState('');
+  async function erase(d) {
+    if (!window.confirm('Erase your account? This cannot be undone.')) return;
+    await api('/api/auth/reauthenticate', { method: 'POST', body: { password: d.password } });
+    const out = await api('/api/auth/me/account', { method: 'DELETE' });
+    setMsg(out.detail || 'Erasure requested.');
+  }
+  return html`<section class="card danger-zone" aria-labelledby="delete-title"><h2 id="delete-title">Delete the account</h2>
+    <p class="muted">Your personal data is erased; organizations you own alone must be handed over or deleted first (the server says which).</p>
+    <details><summary>Erase my account</summary><${Form} id="account-delete" label="Erase my account" reset onSubmit=${erase}>
+      <input type="text" name="username" autocomplete="username" hidden />
+      <${Field} label="Your password" name="password" type="password" required autocomplete="current-password" />
+      <button type="submit" class="danger">Erase my account</button></${Form}></details><p role="status">${msg}</p></section>`;
 }
 
 function Preferences() {

@@ -28,6 +28,7 @@ import * as postmortems from './postmortems.js';
 import * as rulesWhatIf from './rules_whatif.js';
 import * as changes from './changes.js';
 import * as usage from './usage.js';
+import * as evals from './evals.js';
 import { unmount } from './ui.js';
 import { drawNav, markNav, refreshCounts, crumbs } from './nav.js';
 import { wireSearch } from './search.js';
@@ -63,6 +64,7 @@ const routes = [
   { re: /^\/api-keys$/, view: orgSettings, project: false, nav: '/api-keys', tab: 'keys' },
   { re: /^\/changes$/, view: changes, project: true, nav: '/changes' },
   { re: /^\/usage$/, view: usage, project: true, nav: '/usage' },
+  { re: /^\/evals$/, view: evals, project: false, nav: '/evals' },
   { re: /^\/organization$/, view: orgSettings, project: false, nav: '/organization' },
   { re: /^\/audit$/, view: audit, project: false, nav: '/audit' },
   { re: /^\/billing$/, view: billing, project: false, nav: '/billing' },

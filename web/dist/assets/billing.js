@@ -3,6 +3,7 @@
 // Stripe customer portal, and monthly statements with CSV and JSON export.
 
 import { html, mount, useState, useLoad, Loaded, Button, Badge, api, money } from './ui.js';
+import { Metered } from './billing_metered.js';
 
 export function render(view) { mount(view, html`<${Billing} />`); }
 
@@ -87,6 +88,7 @@ function Billing() {
       <section class="card" aria-labelledby="plan-h"><h2 id="plan-h">Plan: <span id="billing-plan">${b.plan.name}</span> <${Badge} s=${b.status} /></h2>
         <p class="muted">${b.mode === 'off' ? 'Billing is off on this server: no limits apply.' : 'Usage in ' + b.period + ' (UTC) against the plan’s quotas.'}</p>
         <div id="billing-quotas">${b.quotas.map((q) => html`<${QuotaBar} q=${q} />`)}</div></section>
+      ${b.mode === 'off' ? null : html`<${Metered} />`}
       <${Plans} b=${b} reload=${r.reload} />
       <${Statements} />`}</${Loaded}></div>`;
 }

@@ -25,7 +25,8 @@ function Incident({ id, ctx }) {
       <div class="incident-grid">
         <div class="incident-main">
           <${FindingCard} finding=${i.latest_finding} base=${base} />
-          <${LiveInvestigation} sessionId=${i.session_id} onEnd=${r.reload} />
+          <${LiveInvestigation} sessionId=${(i.latest_finding && i.latest_finding.session_id) || i.session_id} onEnd=${r.reload} />
+          ${i.latest_finding ? html`<${EarlierFindings} base=${base} latest=${i.latest_finding.id} />` : null}
           ${i.session_id ? html`<${EvidencePack} base=${base} />` : null}
           <${Timeline} i=${i} base=${base} reload=${r.reload} />
         </div>
@@ -43,6 +44,7 @@ function Actions({ i, base, reload }) {
     <div class="actions">
       ${i.status === 'triggered' ? html`<${Button} id="incident-ack" onClick=${async () => { await pj(base + '/acknowledge', { method: 'POST' }); reload(); }}>Acknowledge</${Button}>` : null}
       <${Button} id="incident-postmortem" class="secondary" onClick=${async () => setPm(await pj('/api/postmortems/' + i.id + '/draft', { method: 'POST' }))}>${i.status === 'resolved' ? 'Draft the postmortem' : 'Draft a postmortem now'}</${Button}>
+      <${Button} id="incident-investigate" class="secondary" onClick=${async () => { await pj(base + '/investigate', { method: 'POST', body: {} }); reload(); }}>${i.latest_finding ? 'Investigate again' : 'Investigate'}</${Button}>
       ${i.session_id ? html`<${Link} href=${'/sessions/' + i.session_id} class="button secondary">Open the session</${Link}>` : null}
       ${i.task_id ? html`<${Link} href=${'/webhooks/' + i.task_id} class="button secondary">Its webhook</${Link}>` : null}
     </div>
@@ -79,6 +81,15 @@ function NextStep({ step: s, url }) {
   return html`<li class="next-step"><span>${s.action}</span>${s.command ? html`<pre class="args">${s.command}${s.target ? '  (on ' + s.target + ')' : ''}</pre>` : null}
     ${approval ? html`<p class="muted">Approval requested: <${Link} href="/approvals">decide it on Approvals</${Link}></p>`
       : s.command ? html`<${Button} class="secondary request-approval" onClick=${async () => setApproval(await pj(url, { method: 'POST', headers: { 'Idempotency-Key': 'next-step-' + url } }))}>Request approval to run it</${Button}>` : null}</li>`;
+}
+
+// EarlierFindings lists the findings of earlier investigations.
+function EarlierFindings({ base, latest }) {
+  const r = useLoad((signal) => pj(base + '/findings?limit=20', { signal }), [latest]);
+  const earlier = (r.data?.items || []).filter((f) => f.id !== latest);
+  if (!earlier.length) return null;
+  return html`<section class="card" id="incident-findings" aria-labelledby="findings-title"><h2 id="findings-title">Earlier findings</h2>
+    <ul class="evidence">${earlier.map((f) => html`<li><span class="muted">${when(f.created_at)}</span> <${Badge} s=${f.status} /> ${f.summary}</li>`)}</ul></section>`;
 }
 
 // LiveInvestigation replays and follows the investigation's events inline.

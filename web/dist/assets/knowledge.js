@@ -29,7 +29,8 @@ function Documents() {
     r.reload();
   }
   return html`<section aria-label="Documents">
-    <div class="filters"><label class="inline">Collection <select value=${coll} onChange=${(e) => setColl(e.target.value)}><option value="">all</option>${collections.map(([v, t]) => html`<option value=${v}>${t}</option>`)}</select></label></div>
+    <div class="filters"><label class="inline">Collection <select value=${coll} onChange=${(e) => setColl(e.target.value)}><option value="">all</option>${collections.map(([v, t]) => html`<option value=${v}>${t}</option>`)}</select></label>
+      <${Button} id="knowledge-sync" class="secondary" onClick=${async () => { await pj('/api/knowledge/sync', { method: 'POST' }); r.reload(); }}>Re-read the files on disk</${Button}></div>
     <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No documents yet. Upload a runbook below.">${(d) => html`<table id="documents-table"><thead><tr><th scope="col">Document</th><th scope="col">Collection</th><th scope="col">Scope</th><th scope="col">Modified</th><th scope="col"><span class="visually-hidden">Open</span></th></tr></thead>
       <tbody>${d.items.map((x) => html`<tr><td>${x.title || x.name}<br /><span class="muted">${x.name}</span></td><td>${x.collection}</td><td>${x.scope}</td><td>${when(x.modified_at)}</td>
         <td><button type="button" class="secondary" onClick=${() => setOpen(x)}>Open<span class="visually-hidden"> ${x.name}</span></button></td></tr>`)}</tbody></table>`}</${Loaded}>

@@ -29,7 +29,7 @@ export function toolCard(call) {
   const extra = h('div', { class: 'tool-extra' });
   const el = h('div', { class: 'tool', dataset: { callId: call.call_id || call.id || '' } },
     h('div', { class: 'tool-head' }, h('span', { class: 'tool-name' }, call.name), target ? h('span', { class: 'tool-target' }, 'on ' + target) : null, status, meta),
-    h('pre', { class: 'args' }, describeCall(call.arguments)), details, extra);
+    h('pre', { class: 'args', tabindex: 0 }, describeCall(call.arguments)), details, extra);
   const card = {
     el,
     subject: { tool: call.name, command: typeof args.command === 'string' ? args.command : '' },

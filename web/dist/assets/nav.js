@@ -14,7 +14,7 @@ export const groups = [
   { id: 'know', label: 'Know', links: [['/knowledge', 'Knowledge'], ['/postmortems', 'Postmortems'], ['/changes', 'Changes']] },
   { id: 'connect', label: 'Connect', links: [['/connectors', 'Connectors'], ['/channels', 'Channels'], ['/integrations', 'Integrations']] },
   { id: 'admin', label: 'Admin', links: [['/projects', 'Projects'], ['/settings', 'Project settings'], ['/organization', 'Organization'], ['/members', 'Members'],
-    ['/api-keys', 'API keys'], ['/audit', 'Audit log'], ['/billing', 'Billing'], ['/usage', 'Usage']] },
+    ['/api-keys', 'API keys'], ['/audit', 'Audit log'], ['/billing', 'Billing'], ['/usage', 'Usage'], ['/evals', 'Evaluations']] },
 ];
 
 // where names the group and label of a navigation path (for breadcrumbs).

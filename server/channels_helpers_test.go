@@ -249,11 +249,18 @@ const (
 
 func newChannelEnv(t *testing.T, turns ...llmfake.Turn) *channelEnv {
 	t.Helper()
+	return newChannelEnvEvery(t, 20*time.Millisecond, turns...)
+}
+
+// newChannelEnvEvery is a channelEnv whose answers are edited at most once
+// per interval.
+func newChannelEnvEvery(t *testing.T, interval time.Duration, turns ...llmfake.Turn) *channelEnv {
+	t.Helper()
 	fake := llmfake.New(t, turns...)
 	sf, tf, wf := newSlackFake(t), newTelegramFake(t, telegramToken), newWhatsAppFake(t, whatsappToken)
 	env := newEnv(t, withLLM(fake), allowLocal, func(c *server.Config) {
 		c.SlackAPIURL, c.TelegramAPIURL, c.WhatsAppAPIURL = sf.URL, tf.URL, wf.URL
-		c.ChannelUpdateInterval = 20 * time.Millisecond
+		c.ChannelUpdateInterval = interval
 	})
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -151,11 +151,17 @@ func (r *relay) flush(ctx context.Context) {
 	if text == "" || text == r.shown {
 		return
 	}
-	r.shown, r.last = r.text.String(), time.Now()
 	var err error
 	if r.canEdit {
+		// Every edit keeps the interval, the last one too (the turn's end
+		// or an approval card would otherwise edit at once): the platforms
+		// rate-limit edits, and --channel-update-interval promises it.
+		r.pace(ctx)
+		r.shown = r.text.String()
 		err = r.rt.client.Update(ctx, r.t.Conversation, r.ref, channels.Message{Text: text})
+		r.last = time.Now()
 	} else {
+		r.shown, r.last = r.text.String(), time.Now()
 		r.text.Reset()
 		r.shown = ""
 		if !r.s.withinWindow(ctx, r.rt, r.t.Conversation) {
@@ -166,6 +172,21 @@ func (r *relay) flush(ctx context.Context) {
 	}
 	if err != nil {
 		r.s.log.Warn("channels: answer not updated", "channel_id", r.rt.ch.ID, "session_id", r.t.SessionID, "err", err)
+	}
+}
+
+// pace waits until the update interval has passed since the message was
+// last written (or ctx ends).
+func (r *relay) pace(ctx context.Context) {
+	wait := r.s.chans.interval - time.Since(r.last)
+	if wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

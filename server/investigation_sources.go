@@ -116,15 +116,17 @@ func (p pastIncidentSource) Gather(ctx context.Context, q investigate.Query) ([]
 		return nil, err
 	}
 	var items []investigate.Item
-	seen := map[string]bool{q.IncidentID + ".md": true}
+	// An incident is one item, whether its archive or its postmortem matched.
+	seen := map[string]bool{q.IncidentID: true}
 	for _, h := range hits {
-		if seen[h.Name] || len(items) == 3 {
+		key := strings.TrimSuffix(strings.TrimPrefix(h.Name, "postmortem-"), ".md")
+		if seen[key] || len(items) == 3 {
 			continue
 		}
-		seen[h.Name] = true
+		seen[key] = true
 		it := investigate.Item{Title: firstNonEmptyStr(h.Title, h.Name), Content: h.Snippet, Origin: "knowledge incidents/" + h.Name, At: p.s.Now()}
 		// An archived incident: its resolution is its summary.
-		if id := strings.TrimSuffix(strings.TrimPrefix(h.Name, "postmortem-"), ".md"); store.ValidID(id) {
+		if id := key; store.ValidID(id) {
 			if inc, _, err := p.s.db.FindIncident(ctx, q.OrgID, q.ProjectID, id); err == nil {
 				it.Title = inc.Title
 				it.Content = "resolution: " + firstNonEmptyStr(inc.Summary, "(no summary given)") + "\n" + h.Snippet

@@ -81,13 +81,16 @@ export function fmtDuration(ms) {
 // approval was decided inline, to follow the resumed turn.
 export function renderer(log, status, onApproved) {
   const bubbles = new Map(); // step -> text element of the assistant's answer
+  const whos = new Map(); // step -> its "Agent" label, which names the model that answered
   const calls = new Map(); // call_id -> tool card
   function bubble(step) {
     let t = bubbles.get(step);
     if (!t) {
       t = h('div', { class: 'text' });
-      log.append(h('div', { class: 'msg assistant' }, h('span', { class: 'who' }, 'Agent'), t));
+      const who = h('span', { class: 'who' }, 'Agent');
+      log.append(h('div', { class: 'msg assistant' }, who, t));
       bubbles.set(step, t);
+      whos.set(step, who);
     }
     return t;
   }
@@ -114,6 +117,19 @@ export function renderer(log, status, onApproved) {
           break;
         case 'message':
           if (d.content) bubble(d.step).textContent = d.content;
+          if (d.model && whos.has(d.step)) whos.get(d.step).textContent = 'Agent · ' + d.model;
+          break;
+        case 'model.failover':
+          log.append(h('p', { class: 'muted note' }, 'Model ' + d.from + ' failed (' + d.class + '); asked ' + d.to + ' instead.'));
+          break;
+        case 'context':
+          log.append(h('p', { class: 'muted note' }, d.action === 'summarized'
+            ? 'Context: ' + d.summarized + ' earlier messages summarized to fit the model\'s window (' + money(d.cost || 0) + ').'
+            : d.action === 'compacted' ? 'Context: ' + d.compacted + ' older tool results compacted to fit the model\'s window.'
+              : 'Context: ' + (d.message || d.action)));
+          break;
+        case 'output.invalid':
+          log.append(h('p', { class: 'muted note' }, 'The model\'s output was malformed: ' + d.reason));
           break;
         case 'usage':
           say('Working… ' + (d.total ? d.total.input_tokens + d.total.output_tokens : 0) + ' tokens, ' + money(d.cost));

@@ -19,7 +19,7 @@ for f in server/auth_*_test.go server/tenancy_*_test.go server/isolation*_test.g
   server/rules_preview_test.go server/postmortems_test.go server/incident_timeline_storm_test.go \
   server/knowledge_test.go server/knowledge_loading_test.go server/memories_test.go \
   server/pg_cluster_knowledge_test.go server/pg_migrate_test.go server/pg_cluster_knowledge_feed_test.go \
-  server/model_settings_test.go; do
+  server/model_settings_test.go server/changes_test.go server/investigation_e2e_test.go; do
   # (the lines before the last two: main's newer features, billing, chat channels, heartbeats,
   # maintenance windows, rules preview and shadow rules, postmortems, an alert storm's incident timelines
   # as the API serves them; isolation*_test.go holds

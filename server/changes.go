@@ -35,6 +35,7 @@ type investigatorState struct {
 func (s *Server) inv() *investigatorState {
 	s.investigator.once.Do(func() {
 		s.investigator.changePosts = ratelimit.New(ChangeRatePerMinute, time.Minute)
+		s.investigator.changePosts.Now = func() time.Time { return s.Now() } // tests move the server's clock
 	})
 	return &s.investigator
 }

@@ -20,22 +20,24 @@ import (
 
 // ConnectorOut is one connector and its live state.
 type ConnectorOut struct {
-	ID            string            `json:"id"`
-	Name          string            `json:"name"`
-	Status        string            `json:"status" doc:"online, offline or revoked"`
-	Labels        map[string]string `json:"labels" doc:"labels run_command selectors match: the host's own, overridden by server_labels"`
-	ServerLabels  map[string]string `json:"server_labels" doc:"labels set through the API"`
-	HostLabels    map[string]string `json:"host_labels" doc:"labels the host reported (--labels), while online"`
-	AllowList     []string          `json:"allow_list" doc:"server-side command patterns; empty allows every command (the host's own allow-list still applies)"`
-	HostAllowList bool              `json:"host_allow_list" doc:"the host runs with its own allow-list file (while online)"`
-	Hostname      string            `json:"hostname"`
-	OS            string            `json:"os"`
-	Arch          string            `json:"arch"`
-	Version       string            `json:"version"`
-	IP            string            `json:"ip"`
-	LastSeen      *time.Time        `json:"last_seen"`
-	ConnectedAt   *time.Time        `json:"connected_at"`
-	Running       int               `json:"running" doc:"commands in flight"`
+	ID            string              `json:"id"`
+	Name          string              `json:"name"`
+	Status        string              `json:"status" doc:"online, offline or revoked"`
+	Labels        map[string]string   `json:"labels" doc:"labels run_command selectors match: the host's own, overridden by server_labels"`
+	ServerLabels  map[string]string   `json:"server_labels" doc:"labels set through the API"`
+	HostLabels    map[string]string   `json:"host_labels" doc:"labels the host reported (--labels), while online"`
+	AllowList     []string            `json:"allow_list" doc:"server-side command patterns; empty allows every command (the host's own allow-list still applies)"`
+	HostAllowList bool                `json:"host_allow_list" doc:"the host runs with its own allow-list file (while online)"`
+	Hostname      string              `json:"hostname"`
+	OS            string              `json:"os"`
+	Arch          string              `json:"arch"`
+	Version       string              `json:"version"`
+	IP            string              `json:"ip"`
+	LastSeen      *time.Time          `json:"last_seen"`
+	ConnectedAt   *time.Time          `json:"connected_at"`
+	Running       int                 `json:"running" doc:"commands in flight"`
+	Kind          string              `json:"kind" doc:"host or kubernetes, as the live connection reports (empty while offline)"`
+	Kubernetes    *connector.KubeInfo `json:"kubernetes,omitempty" doc:"a cluster connector's cluster name, version, RBAC verbs, or why the cluster refused its credentials (while online)"`
 	// What the host's kernel offers the command sandbox (while online).
 	Sandbox           *sandbox.Kernel `json:"sandbox" doc:"what the host's kernel offers the command sandbox: Landlock ABI, seccomp, user namespaces (null while offline)"`
 	ReadOnlyAutoAllow bool            `json:"read_only_auto_allow" doc:"read-only commands may run here without a person: the host's kernel holds them read-only (Landlock)"`
@@ -145,6 +147,7 @@ func (s *Server) connectorOut(x *store.Connector) ConnectorOut {
 			out.HostLabels[k] = v
 		}
 	}
+	out.Kind, out.Kubernetes = kubeOut(st)
 	if x.RevokedAt != nil {
 		out.Status = "revoked"
 	}

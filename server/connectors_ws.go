@@ -213,5 +213,5 @@ func (s *Server) withApprovedTarget(ctx context.Context, run runner.RunInfo, app
 	if json.Unmarshal([]byte(a.Subject), &subj) != nil {
 		return ctx
 	}
-	return tools.WithApprovedTarget(ctx, subj.Target)
+	return tools.WithApprovedCommand(tools.WithApprovedTarget(ctx, subj.Target), subj.Command)
 }

@@ -19,6 +19,9 @@ func (s *Server) registerJobs(r *scheduler.Runner) error {
 	if err := s.registerClusterJobs(r); err != nil {
 		return err
 	}
+	if err := r.Add("kube-changes", kubeChangesEvery, s.pollKubeChanges); err != nil {
+		return err
+	}
 	if err := r.Add("retention", "@every 1h", func(ctx context.Context) error {
 		_, err := s.RunRetention(ctx)
 		return err

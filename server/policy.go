@@ -82,6 +82,7 @@ func (s *Server) policyTools(ctx context.Context, run runner.RunInfo) []agent.To
 			Remote: s.connectorRemote(run.OrgID, run.ProjectID), AllSecretValues: s.allSecretValues(run.OrgID, run.ProjectID)},
 		&tools.HTTPRequest{Egress: s.httpEgress(ctx, run.OrgID, run.ProjectID), UserAgent: "opsagent/" + Version},
 	}
+	out = append(out, s.kubernetesTools(ctx, run)...)
 	kinds := map[string]bool{}
 	if xs, err := s.db.FindIntegrations(ctx, run.OrgID, run.ProjectID); err == nil {
 		for _, x := range xs {

@@ -76,6 +76,7 @@ type Server struct {
 	commandPolicies commandPolicies
 	// connectors holds the connectors' live connections (connectors_ws.go).
 	connectors *connector.Hub
+	kubeCursor kubeCursor // when each cluster connector was last asked for changes (kubernetes_changes.go)
 	// billing: plans, quotas, metering, Stripe (billing*.go); never nil.
 	billing *billing.Service
 	// taskPages caches encoded pages of GET /api/tasks (task_list_cache.go).

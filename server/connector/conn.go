@@ -267,6 +267,7 @@ func (c *Conn) markGone() bool {
 // sanitizeHello bounds what a connector reports about itself.
 func sanitizeHello(h Hello) Hello {
 	h.Version, h.Hostname, h.OS, h.Arch = clip(h.Version, 64), clip(h.Hostname, 255), clip(h.OS, 64), clip(h.Arch, 32)
+	h.Kind, h.Kubernetes = clip(h.Kind, 32), sanitizeKube(h.Kubernetes)
 	if len(h.Labels) > 32 {
 		h.Labels = nil
 	}

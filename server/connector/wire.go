@@ -76,6 +76,9 @@ type Hello struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 	// HostAllowList says whether a host allow-list file is in force.
 	HostAllowList bool `json:"host_allow_list"`
+	// Kind is "" for a host, "kubernetes" for a cluster (kube_wire.go).
+	Kind       string    `json:"kind,omitempty"`
+	Kubernetes *KubeInfo `json:"kubernetes,omitempty"`
 	// Sandbox is what the host's kernel offers the sandbox (nil from a
 	// connector that predates it: read-only commands then ask a person).
 	Sandbox *sandbox.Kernel `json:"host_sandbox,omitempty"`
@@ -95,6 +98,8 @@ type Run struct {
 	Env       map[string]string `json:"env,omitempty"`
 	TimeoutMS int64             `json:"timeout_ms"`
 	MaxOutput int64             `json:"max_output"`
+	// Kube is a typed cluster request, sent only to a kubernetes connector.
+	Kube *KubeCall `json:"kube,omitempty"`
 	// Sandbox is the profile the server built from the call's decision;
 	// the host narrows it with its own and applies it (nil: host-changing
 	// calls denied, from a server that predates the sandbox).

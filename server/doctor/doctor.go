@@ -23,7 +23,8 @@ const doctorUsage = `Usage: opsagent doctor [serve flags] [--offline]
 
 Checks, without changing anything: the configuration, the data directory's
 owner and mode, free disk space, database integrity and migrations, the
-vault, LLM reachability (one tiny request), SMTP, the base URL and the clock.
+vault, LLM reachability (one tiny request), SMTP, the base URL and the clock;
+with --kubeconfig, a cluster connector's kubeconfig and credentials.
 Takes the same flags and OPSAGENT_* variables as serve. Exit code 1 when a
 check fails.
 `
@@ -62,6 +63,7 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 	d.cfg.Flags(fs)
 	envErr := server.ApplyEnv(fs, getenv)
 	fs.BoolVar(&d.offline, "offline", false, "skip the checks that use the network (LLM, SMTP, clock)")
+	kubeconfig := fs.String("kubeconfig", "", "also check a cluster connector's kubeconfig: the cluster answers and accepts its credentials")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,6 +94,9 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 	d.checkLLM(ctx)
 	d.checkSMTP(ctx)
 	d.checkClock(ctx)
+	if *kubeconfig != "" {
+		d.checkKubeconfig(ctx, *kubeconfig)
+	}
 	fmt.Fprintf(stdout, "\n%d failed, %d warnings\n", d.fails, d.warns)
 	if d.fails > 0 {
 		return fmt.Errorf("doctor found %d problem(s)", d.fails)

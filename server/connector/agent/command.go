@@ -37,6 +37,8 @@ type Config struct {
 	Client    *http.Client
 	Version   string
 	Logger    *slog.Logger
+	// Handler serves runs instead of the shell (--kubernetes).
+	Handler Handler
 	// HostSandbox narrows every command's sandbox profile (--sandbox-profile).
 	HostSandbox *sandbox.Profile
 	// NoLandlock behaves as on a kernel without Landlock (--sandbox-no-landlock).
@@ -73,6 +75,7 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate (DANGEROUS: anyone on the path can run commands here)")
 	workDir := fs.String("work-dir", "", "working directory of commands (default: the current directory)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	kubeOpt := kubeFlags(fs, getenv)
 	sandboxFile := fs.String("sandbox-profile", "", "JSON sandbox profile that narrows every command's (e.g. {\"read_only\":true}); the host has the last word")
 	noLandlock := fs.Bool("sandbox-no-landlock", getenv("OPSAGENT_SANDBOX_NO_LANDLOCK") == "1", "behave as on a kernel without Landlock (testing the fallback: read-only commands then ask a person)")
 	if err := fs.Parse(args); err != nil {
@@ -104,7 +107,11 @@ func Command(ctx context.Context, args []string, getenv func(string) string, ver
 	if cfg.Labels, err = ParseLabels(*labels); err != nil {
 		return &UsageError{Err: err}
 	}
-	if *allow != "" {
+	if *kubeOpt.enabled {
+		if cfg.Handler, err = kubeOpt.handler(logger); err != nil {
+			return fmt.Errorf("--kubernetes: %w", err)
+		}
+	} else if *allow != "" {
 		if cfg.Allow, err = connector.ReadAllowFile(*allow); err != nil {
 			return fmt.Errorf("allow-list: %w", err)
 		}

@@ -71,7 +71,11 @@ func session(ctx context.Context, cfg Config, seen *seenCalls) (bool, error) {
 	defer ws.CloseNow()
 	ws.SetReadLimit(connector.MaxFrame)
 	s := &sess{cfg: cfg, ws: ws, running: map[string]context.CancelFunc{}, seen: seen}
-	if err := s.send(ctx, &connector.Frame{Type: connector.TypeHello, Hello: hello(cfg)}); err != nil {
+	h := hello(cfg)
+	if cfg.Handler != nil {
+		cfg.Handler.Describe(ctx, h)
+	}
+	if err := s.send(ctx, &connector.Frame{Type: connector.TypeHello, Hello: h}); err != nil {
 		return false, err
 	}
 	hctx, hcancel := context.WithTimeout(ctx, 20*time.Second)
@@ -177,6 +181,10 @@ func (s *sess) handle(ctx context.Context, f *connector.Frame) {
 				s.mu.Unlock()
 				cancel()
 			}()
+			if s.cfg.Handler != nil {
+				s.serveWith(cctx, f.CallID, *f.Run)
+				return
+			}
 			s.execute(cctx, f.CallID, *f.Run)
 		}()
 	case connector.TypeCancel:

@@ -27,6 +27,7 @@ type Pattern struct {
 	name    *regexp.Regexp
 	args    []*regexp.Regexp // nil entry: a lone * (any run)
 	not     []*regexp.Regexp
+	notRaw  []string // the exclusions as written, for option spellings (optionSpelled)
 	anyArgs bool
 }
 
@@ -63,6 +64,7 @@ func ParsePattern(text string) (*Pattern, error) {
 				return nil, fmt.Errorf("argument %q: %v", t, err)
 			}
 			p.not = append(p.not, re)
+			p.notRaw = append(p.notRaw, t[1:])
 			continue
 		}
 		if t == "*" {
@@ -110,8 +112,8 @@ func (p *Pattern) Match(c *Command, strict bool) bool {
 	}
 	for i, a := range c.Args {
 		known := c.ArgLiteral(i)
-		for _, re := range p.not {
-			if known && re.MatchString(a) {
+		for j, re := range p.not {
+			if known && (re.MatchString(a) || strict && optionSpelled(p.notRaw[j], a)) {
 				return false
 			}
 			if !known && strict {

@@ -16,6 +16,13 @@ function parseLabels(s) {
 }
 const lines = (s) => (s || '').split('\n').map((x) => x.trim()).filter(Boolean);
 
+// A cluster connector (opsagent connector --kubernetes) shows its cluster, version and what its
+// service account may do; a bad kubeconfig or token shows the cluster's refusal.
+function kubeCell(k) {
+  return html`<span class="kube-cluster">cluster ${k.cluster || '?'}</span> <span class="muted">${k.version || ''}</span>
+    ${k.error ? html`<div class="error kube-error" role="alert">${k.error}</div>` : html`<div class="muted kube-verbs" title=${(k.verbs || []).join('\n')}>${(k.verbs || []).length} resources readable or writable</div>`}`;
+}
+
 export function Connectors() {
   const r = useLoad((signal) => pj('/api/connectors', { signal }));
   const [made, setMade] = useState(null);
@@ -30,7 +37,7 @@ export function Connectors() {
       <button type="button" class="secondary" onClick=${() => setMade(null)}>I have copied it</button></div>` : null}
     <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No connectors yet.">${(d) => html`<table id="connectors-table"><thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Host</th><th scope="col">Labels</th><th scope="col">Last seen</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>${d.items.map((x) => html`<tr data-connector-id=${x.id}><td><strong>${x.name}</strong>${x.allow_list?.length ? html`<div class="muted">${x.allow_list.length} allowed pattern(s)</div>` : null}</td>
-        <td><${Badge} s=${x.status} /></td><td>${x.hostname ? x.hostname + ' (' + x.os + '/' + x.arch + ')' : '—'}<div class="muted">${x.version || ''} ${x.ip || ''}</div>${x.sandbox_note ? html`<div class=${x.read_only_auto_allow ? 'muted sandbox-note' : 'sandbox-note warn'} title="What this host's kernel enforces on every command">Sandbox: ${x.sandbox_note}</div>` : null}</td>
+        <td><${Badge} s=${x.status} /></td><td>${x.kind === 'kubernetes' ? kubeCell(x.kubernetes || {}) : html`${x.hostname ? x.hostname + ' (' + x.os + '/' + x.arch + ')' : '—'}<div class="muted">${x.version || ''} ${x.ip || ''}</div>`}${x.kind !== 'kubernetes' && x.sandbox_note ? html`<div class=${x.read_only_auto_allow ? 'muted sandbox-note' : 'sandbox-note warn'} title="What this host's kernel enforces on every command">Sandbox: ${x.sandbox_note}</div>` : null}</td>
         <td>${labelsText(x.labels) || '—'}</td><td>${when(x.last_seen) || 'never'}</td>
         <td>${x.status !== 'revoked' ? html`<${Button} class="secondary" confirm=${'Replace the token of ' + x.name + '? The host must be re-enrolled.'} onClick=${async () => { setMade(await pj('/api/connectors/' + x.id + '/rotate-token', { method: 'POST' })); r.reload(); }}>Rotate token<span class="visually-hidden"> ${x.name}</span></${Button}>
           <${Button} class="danger revoke" confirm=${'Revoke ' + x.name + '? Its connection drops at once.'} onClick=${async () => { await pj('/api/connectors/' + x.id + '/revoke', { method: 'POST' }); r.reload(); }}>Revoke<span class="visually-hidden"> ${x.name}</span></${Button}>`

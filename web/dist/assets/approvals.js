@@ -49,7 +49,7 @@ export async function render(view, ctx) {
     if (filter.value) p.set('status', filter.value);
     try {
       const page = await api('/api/approvals?' + p, { project: true, signal: ctx.signal });
-      list.replaceChildren(...(page.items.length ? page.items.map(item) : [h('div', { class: 'empty-state' }, h('p', { class: 'empty-title' }, 'Nothing to decide.'),
+      list.replaceChildren(...(page.items.length ? page.items.map(item) : [h('div', { class: 'empty-state' }, h('p', { class: 'empty empty-title' }, 'Nothing to decide.'),
         h('p', {}, 'Commands the agent wants to run wait here when a rule asks for a person. From the command line: '), h('pre', { class: 'cli' }, 'opsagent approvals list\nopsagent approvals approve <id>'))]));
       select(0);
     } catch (e) {
@@ -62,7 +62,7 @@ export async function render(view, ctx) {
     const status = h('span', { class: 'approval-status' }, badge(a.status));
     return h('article', { class: 'card approval', tabindex: -1, dataset: { approvalId: a.id } },
       h('header', { class: 'row' }, h('h2', {}, a.title || (s.tool ? s.tool : a.kind)), status),
-      h('pre', { class: 'args' }, what),
+      h('pre', { class: 'args', tabindex: 0 }, what),
       a.reason ? h('p', {}, a.reason) : null,
       h('p', { class: 'muted' },
         'Opened ' + when(a.created_at),

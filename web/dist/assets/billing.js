@@ -41,7 +41,7 @@ function Plans({ b, reload }) {
     reload();
   }
   return html`<section class="card" aria-labelledby="plans-h"><h2 id="plans-h">Plans</h2>
-    <${Loaded} r=${r}>${(d) => html`<div class="table-wrap"><table id="billing-plans"><thead><tr><th scope="col">Plan</th><th scope="col">Price</th><th scope="col">Limits</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+    <${Loaded} r=${r}>${(d) => html`<div class="table-wrap"><table id="billing-plans" tabindex="0"><thead><tr><th scope="col">Plan</th><th scope="col">Price</th><th scope="col">Limits</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
       <tbody>${d.items.filter((p) => p.selectable || p.id === b.plan.id).map((p) => html`<tr data-plan=${p.id}><td><strong>${p.name}</strong><br /><span class="muted">${p.description}</span></td>
         <td>${p.monthly_price_usd ? money(p.monthly_price_usd) + ' / month' : 'free'}</td>
         <td class="muted">${Object.keys(p.limits).length === 0 ? 'no limits' : Object.entries(p.limits).map(([k, v]) => (quotaNames[k] || k) + ': ' + amount(k, v)).join(', ')}

@@ -46,9 +46,20 @@ export function LineChart({ id, title, x, series, height = 200, bars }) {
       }))],
     };
     const plot = new uPlot(opts, [x, ...series.map((s) => s.values)], el);
-    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(260, el.clientWidth), height }));
+    // Resize in the next frame and only when the width changed: resizing
+    // inside the observer's callback looped ("ResizeObserver loop completed
+    // with undelivered notifications" in the console).
+    let last = width;
+    let frame = 0;
+    const ro = new ResizeObserver(() => {
+      const w = Math.max(260, el.clientWidth);
+      if (w === last) return;
+      last = w;
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => plot.setSize({ width: w, height }));
+    });
     ro.observe(el);
-    return () => { ro.disconnect(); plot.destroy(); };
+    return () => { cancelAnimationFrame(frame); ro.disconnect(); plot.destroy(); };
   }, [dark, JSON.stringify([x, series.map((s) => s.values)])]);
   const summary = series.map((s) => s.label + ': total ' + fmtSum(s)).join('; ');
   return html`<figure class="chart card" id=${id}><figcaption><h2>${title}</h2><span class="visually-hidden">${summary}</span></figcaption>

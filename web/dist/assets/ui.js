@@ -42,7 +42,7 @@ export function Loaded({ r, children, empty, isEmpty }) {
 // Empty is the one empty state: what is missing, what to do next in the
 // console, and the same from the command line or with curl.
 export function Empty({ title, children, cli, id }) {
-  return html`<div class="empty-state" id=${id}><p class="empty-title">${title}</p>${children ? html`<p>${children}</p>` : null}
+  return html`<div class="empty-state" id=${id}><p class="empty empty-title">${title}</p>${children ? html`<p>${children}</p>` : null}
     ${cli ? html`<p class="muted">From the command line:</p><pre class="cli">${cli}</pre>` : null}</div>`;
 }
 

@@ -17,7 +17,7 @@ var navGroups = []struct {
 	{"Automate", []string{"Tasks", "Webhooks", "Heartbeats", "Maintenance", "Rules and what-if"}},
 	{"Know", []string{"Knowledge", "Postmortems", "Changes"}},
 	{"Connect", []string{"Connectors", "Channels", "Integrations"}},
-	{"Admin", []string{"Projects", "Project settings", "Organization", "Members", "API keys", "Audit log", "Billing", "Usage"}},
+	{"Admin", []string{"Projects", "Project settings", "Organization", "Members", "API keys", "Audit log", "Billing", "Usage", "Evaluations"}},
 }
 
 // The grouped sidebar: the groups and pages of the issue, counts on

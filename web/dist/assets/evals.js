@@ -3,7 +3,7 @@
 // Scenarios are YAML files (testdata/evals/ in the repository holds a
 // starter library); nothing real is reached while they run.
 
-import { html, mount, useState, useLoad, Loaded, Form, Field, Badge, when, api } from './ui.js';
+import { html, mount, useState, useEffect, useLoad, Loaded, Form, Field, Badge, when, api, pj } from './ui.js';
 
 export function render(view, ctx) { mount(view, html`<${Evals} />`); }
 
@@ -14,6 +14,17 @@ const pct = (f) => Math.round(100 * (f || 0)) + '%';
 function Evals() {
   const r = useLoad((signal) => api('/api/evals?limit=50', { signal }), []);
   const [open, setOpen] = useState(null);
+  // A running evaluation is polled until it finishes, then the list reloads.
+  useEffect(() => {
+    if (!open) return undefined;
+    const timer = setInterval(async () => {
+      try {
+        const e = await api('/api/evals/' + open);
+        if (e.status !== 'running') { clearInterval(timer); r.reload(); }
+      } catch { clearInterval(timer); }
+    }, 1000);
+    return () => clearInterval(timer);
+  }, [open]);
   async function start(d, form) {
     const files = [...(form.scenarios.files || [])];
     if (files.length === 0) throw new Error('Choose one or more scenario files (.yaml).');
@@ -33,6 +44,7 @@ function Evals() {
         <${Field} label="Runs per scenario and model" name="repeat" type="number" min="1" max="10" value="1" />
         <${Field} label="Stop after spending (USD, optional)" name="max_cost_usd" type="number" min="0" step="0.01" /></div>
       <button type="submit">Start</button></${Form}>
+    <${Record} />
     <${Loaded} r=${r} isEmpty=${(p) => p.items.length === 0} empty=${{ title: 'No evaluations yet.', cli: CLI,
       children: 'Upload scenario files above, or run them from the terminal.' }}>${(p) => html`
       <div class="table-wrap"><table id="evals-list"><thead><tr><th scope="col">Started</th><th scope="col">Status</th><th scope="col">Models</th>
@@ -41,5 +53,21 @@ function Evals() {
           <td>${when(e.created_at)}</td><td><${Badge} s=${e.status} />${e.error ? html`<br /><span class="muted">${e.error}</span>` : null}</td>
           <td>${e.models.join(', ') || 'default'}</td><td class="num">${e.scenarios} × ${e.repeat}</td>
           <td class="num">${e.status === 'completed' ? pct(e.pass_rate) : '—'}</td>
-          <td>${e.status === 'completed' ? html`<a href=${e.report_url} target="_blank" rel="noopener">Open the report</a>` : html`<button type="button" class="secondary" onClick=${() => r.reload()}>Refresh</button>`}</td></tr>`)}</tbody></table></div>`}</${Loaded}></div>`;
+          <td>${e.status === 'completed' ? html`<a href=${'/api/evals/' + e.id + '/report.html'} target="_blank" rel="noopener">Open the report</a>` : html`<button type="button" class="secondary" onClick=${() => r.reload()}>Refresh</button>`}</td></tr>`)}</tbody></table></div>`}</${Loaded}></div>`;
+}
+
+// Record turns a past incident of the current project into a scenario
+// (GET /api/incidents/{id}/eval-scenario) to download, edit and run.
+function Record() {
+  const [file, setFile] = useState(null);
+  async function record(d) {
+    const id = (d.incident || '').trim();
+    if (!/^[0-9a-f-]{36}$/.test(id)) throw new Error('Give the id of an incident of this project.');
+    const rec = await pj('/api/incidents/' + id + '/eval-scenario');
+    setFile({ name: rec.name + '.yaml', url: URL.createObjectURL(new Blob([rec.yaml], { type: 'application/yaml' })) });
+  }
+  return html`<${Form} id="eval-record" class="card" label="Record an incident as a scenario" onSubmit=${record}>
+    <${Field} label="Incident id (of the current project): its alerts, evidence and every tool call with its output, masked" name="incident" maxlength="36" required />
+    <button type="submit" class="secondary">Record</button>
+    ${file ? html`<p><a id="eval-record-file" href=${file.url} download=${file.name}>Download ${file.name}</a>: edit its expect section, then upload it above.</p>` : null}</${Form}>`;
 }

@@ -92,11 +92,8 @@ var noHomeYet = map[string]bool{
 	"PUT /api/tasks/{task_id}/webhook/rules/{rule_id}/channel":    true,
 	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}/channel": true,
 	// Added today by other engineers; the lead reconciles.
-	"GET /api/agent-settings":                        true,
-	"PUT /api/agent-settings":                        true,
-	"GET /api/evals/{eval_id}":                       true,
-	"GET /api/evals/{eval_id}/report.html":           true,
-	"GET /api/incidents/{incident_id}/eval-scenario": true,
+	"GET /api/agent-settings": true,
+	"PUT /api/agent-settings": true,
 }
 
 // apiOnlyPrefixes are whole mounts with the same reason: MCP speaks its own

@@ -141,6 +141,12 @@ func (s *Server) evidenceSources(ctx context.Context, inc *store.Incident) (inve
 		pastIncidentSource{s: s},
 		changeSource{s: s},
 	}
+	if q.Labels["namespace"] != "" {
+		kr := &kubeRemote{s: s, orgID: inc.OrgID, projectID: inc.ProjectID}
+		if cs, _, err := kr.onlineClusters(ctx); err == nil && len(cs) > 0 {
+			sources = append(sources, kubeSource{r: kr})
+		}
+	}
 	xs, err := s.db.FindIntegrations(ctx, inc.OrgID, inc.ProjectID)
 	if err != nil {
 		return q, sources

@@ -136,6 +136,35 @@ func TestKubernetesEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("an alert naming a pod brings the pod's status and events into the evidence pack", func(t *testing.T) {
+		f := newHook(t, w.env, c, map[string]any{"provider": "alertmanager"})
+		w.fake.Add(llmfake.Text("The pod is OOM-killed; see the evidence."))
+		before := len(w.fake.Requests())
+		alert := strings.Replace(string(amAlert("g-kube", "fp-kube", "firing")),
+			`"labels":{"alertname":"HighLatency","severity":"critical","service":"api"}`,
+			`"labels":{"alertname":"KubePodCrashLooping","severity":"critical","namespace":"shop","pod":"web-7d4b9-abcde"}`, 1)
+		if r := f.post(t, []byte(alert), bearer(f.secret)); r.Status != 202 {
+			t.Fatalf("alert: %d %s", r.Status, r.Body)
+		}
+		f.dispatch(t)
+		var first string
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && first == "" {
+			if reqs := w.fake.Requests(); len(reqs) > before {
+				first = reqs[before].Text()
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, want := range []string{"## Kubernetes", "pod shop/web-7d4b9-abcde", "OOMKilled (exit code 137)", "restarts: 7", "cluster connector k8s-a"} {
+			if !strings.Contains(first, want) {
+				t.Fatalf("the investigation's first request lacks %q:\n%s", want, first)
+			}
+		}
+		if strings.Contains(first, secretCanary) {
+			t.Fatal("the evidence pack carries the Secret's value")
+		}
+	})
+
 	t.Run("secrets show names and keys, unknown kinds list the supported ones, big lists page", func(t *testing.T) {
 		for i := range 3 {
 			seedEvent(t, k, "shop", "web-7d4b9-fghij", "Pulled", fmt.Sprintf("pulled image %d", i), 1)

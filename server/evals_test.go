@@ -40,19 +40,20 @@ func TestEvalOverTheAPIReachesNothingReal(t *testing.T) {
 		io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
 	}))
 	defer real.Close()
-	fake := llmfake.New(t,
+	ce := newChannelEnv(t,
 		llmfake.ToolCall("prometheus_query", `{"query":"node_filesystem_avail_bytes"}`),
 		llmfake.ToolCall("run_command", `{"target":"db-1","command":"df -h /var"}`),
 		llmfake.ToolCall("report_finding", `{"summary":"/var is full: logs stopped rotating","hypotheses":[{"cause":"log rotation broke","confidence":"high","evidence":["ev1"]}],"impact":"db-1 stops writing","next_steps":[]}`),
 		llmfake.Text("Log rotation broke on db-1."))
-	env := newEnv(t, withLLM(fake), allowLocal)
-	c := env.register("evals@example.com")
-	withProject(t, env, c)
+	fake, c := ce.fake, ce.owner
 	// The project's real surroundings: an integration on a loopback server
-	// that counts every request, and a connector named like the scenario's host.
+	// that counts every request, a connector named like the scenario's
+	// host, and a Slack channel (slack-go's test server records every call).
 	c.must(201, "POST", "/api/integrations", map[string]any{"kind": "prometheus", "name": "main", "base_url": real.URL})
 	c.must(201, "POST", "/api/connectors", map[string]any{"name": "db-1"})
+	ce.slackChannel(t, nil)
 	before := touched.Load()
+	slackBefore := ce.slack.count(func(chatCall) bool { return true })
 
 	scenario, err := os.ReadFile("../testdata/evals/disk-full.yaml")
 	if err != nil {
@@ -81,6 +82,9 @@ func TestEvalOverTheAPIReachesNothingReal(t *testing.T) {
 	}
 	if n := touched.Load() - before; n != 0 {
 		t.Fatalf("the real Prometheus integration received %d requests during the evaluation", n)
+	}
+	if n := ce.slack.count(func(chatCall) bool { return true }) - slackBefore; n != 0 {
+		t.Fatalf("the project's Slack channel received %d calls during the evaluation", n)
 	}
 	// The first model request held the fenced evidence pack, gathered from the scenario.
 	first := fake.Requests()[0].Text()

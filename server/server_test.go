@@ -112,7 +112,7 @@ func TestServerRegistersItsJobs(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	jobs := scheduler.New(logger)
 	unserved(t, server.Config{}, server.Deps{Jobs: jobs, Logger: logger})
-	if got := strings.Join(jobs.Jobs(), ","); got != "account-erasure,approval-expiry,channel-deliveries,heartbeats,purge-expired,retention,webhook-retention" {
+	if got := strings.Join(jobs.Jobs(), ","); got != "account-erasure,approval-expiry,channel-deliveries,heartbeats,kube-changes,purge-expired,retention,webhook-retention" {
 		t.Fatalf("jobs: got %s", got)
 	}
 	jobs.Start()

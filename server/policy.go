@@ -140,8 +140,17 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 // (evaluateCall), or a proposed or shadow set (rules_preview.go).
 func (s *Server) evaluateCallWith(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage, rules []store.Rule) (callDecision, error) {
 	d, err := s.decideCall(ctx, run, t, name, args, rules)
-	d.sandbox = sandboxFor(d, rules)
-	return d, err
+	if err != nil || name != runCommandName {
+		d.sandbox = sandboxFor(d, rules, nil)
+		return d, err
+	}
+	prof, err := s.db.FindSandboxProfile(ctx, run.OrgID, run.ProjectID)
+	if err != nil {
+		return d, err // an unreadable profile refuses the call (the callers fail closed)
+	}
+	d.sandbox = sandboxFor(d, rules, prof.AllowPaths)
+	d.verdict.Reason += hostStopNote(d)
+	return d, nil
 }
 
 func (s *Server) decideCall(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage, rules []store.Rule) (callDecision, error) {
@@ -285,6 +294,9 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		}
 		// The tool runs only where the person saw it would (connectors_ws.go).
 		ctx = g.s.withApprovedTarget(ctx, g.run, id)
+		if !d.sandbox.DenyHostStop && !g.s.approvedHostStop(ctx, g.run, id) {
+			d.sandbox.DenyHostStop = true // the card did not say so: the person did not approve that
+		}
 		if d.view.Scan != nil {
 			note = "[policy] ran with a person's approval; asked because: " + d.verdict.Reason + "\n"
 		}

@@ -294,11 +294,13 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		}
 		// The tool runs only where the person saw it would (connectors_ws.go).
 		ctx = g.s.withApprovedTarget(ctx, g.run, id)
-		if !d.sandbox.DenyHostStop && !g.s.approvedHostStop(ctx, g.run, id) {
-			d.sandbox.DenyHostStop = true // the card did not say so: the person did not approve that
-		}
 		if d.view.Scan != nil {
 			note = "[policy] ran with a person's approval; asked because: " + d.verdict.Reason + "\n"
+		}
+		if !d.sandbox.DenyHostStop && !g.s.approvedHostStop(ctx, g.run, id) {
+			// The card did not say so: the person did not approve that.
+			d.sandbox.DenyHostStop = true
+			note = strings.Replace(note, hostStopWarning, hostStopNotApproved, 1)
 		}
 	default:
 		return "", fmt.Errorf("refused and not run: %s", d.verdict.Reason)

@@ -70,6 +70,10 @@ func sandboxFor(d callDecision, rules []store.Rule, allowPaths []string) sandbox
 // the host: approving it is approving that.
 const hostStopWarning = "It may stop or restart the host: approving lets it make the host-changing calls the sandbox otherwise denies."
 
+// hostStopNotApproved replaces the warning when the approval given did not
+// show it.
+const hostStopNotApproved = "The approval did not say it may stop or restart the host, so host-changing calls stay denied."
+
 // hostStopNote is the warning for a decision whose approval lifts the
 // host-stop filter ("" for every other decision).
 func hostStopNote(d callDecision) string {

@@ -26,7 +26,7 @@ const (
 
 // SandboxProfileIn replaces a project's sandbox profile.
 type SandboxProfileIn struct {
-	AllowPaths []string `json:"allow_paths" doc:"absolute paths approved commands may write beneath (besides /dev/null and a private temp dir); empty: wherever the host's user may write. At most 32, each at most 512 characters, no '..'"`
+	AllowPaths []string `json:"allow_paths" validate:"max=32" doc:"absolute paths approved commands may write beneath (besides /dev/null and a private temp dir); empty: wherever the host's user may write. At most 32, each at most 512 characters, no '..'"`
 }
 
 // SandboxProfileOut is a project's sandbox profile and what it means.

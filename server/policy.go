@@ -149,7 +149,7 @@ func (s *Server) evaluateCallWith(ctx context.Context, run runner.RunInfo, t age
 		return d, err // an unreadable profile refuses the call (the callers fail closed)
 	}
 	d.sandbox = sandboxFor(d, rules, prof.AllowPaths)
-	d.verdict.Reason += hostStopNote(d)
+	d.verdict.Reason += hostStopNote(d) + s.allowPathsNote(ctx, run, d, args)
 	return d, nil
 }
 

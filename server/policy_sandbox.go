@@ -95,6 +95,19 @@ func (s *Server) approvedHostStop(ctx context.Context, run runner.RunInfo, appro
 	return strings.Contains(a.Reason, hostStopWarning)
 }
 
+// allowPathsNote tells the approver when the project's allow-paths cannot
+// be held where the line would run (a host without Landlock): approving
+// then lets it write wherever the host's user may, and the card says so.
+func (s *Server) allowPathsNote(ctx context.Context, run runner.RunInfo, d callDecision, args json.RawMessage) string {
+	if d.verdict.Verdict != agent.VerdictNeedApproval || len(d.sandbox.WritePaths) == 0 {
+		return ""
+	}
+	if ok, why := s.readOnlyEnforced(ctx, run, args, d.view.Rendered.Command); !ok {
+		return " The project's allow-paths cannot be held there (" + why + "): approving lets it write wherever the host's user may."
+	}
+	return ""
+}
+
 func hasEffect(sc *commandScan, name string) bool {
 	for _, e := range sc.effects {
 		if e.Category == name {

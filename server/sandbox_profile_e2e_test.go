@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/opsagent/opsagent/server"
 )
 
 // A project's sandbox profile (allow-paths) holds approved commands on the
@@ -106,4 +108,20 @@ func locOf(r map[string]any) string {
 		parts[i] = fmt.Sprint(p)
 	}
 	return strings.Join(parts, ".")
+}
+
+// On a host without Landlock (simulated) the allow-paths cannot be held:
+// the approval card says so rather than letting the list look enforced.
+func TestSandboxProfileWithoutLandlockTheCardSaysSo(t *testing.T) {
+	t.Parallel()
+	e := newSandboxE2E(t, func(c *server.Config) { c.SandboxNoLandlock = true })
+	if got := e.evaluate(t, "touch x"); strings.Contains(got["reason"].(string), "allow-paths") {
+		t.Fatalf("no allow-paths yet: %v", got)
+	}
+	e.c.must(200, "PUT", "/api/sandbox-profile", map[string]any{"allow_paths": []string{e.work}})
+	got := e.evaluate(t, "touch x")
+	if got["verdict"] != "need_approval" || !strings.Contains(got["reason"].(string), "allow-paths cannot be held there") ||
+		!strings.Contains(got["reason"].(string), "simulated with --sandbox-no-landlock") {
+		t.Fatalf("touch x without Landlock: %v", got)
+	}
 }

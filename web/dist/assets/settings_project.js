@@ -8,14 +8,14 @@ import { Connectors } from './connectors.js';
 export function render(view, ctx) { mount(view, html`<${ProjectSettings} ctx=${ctx} />`); }
 
 const tabs = [{ id: 'members', label: 'Members' }, { id: 'secrets', label: 'Secrets' }, { id: 'rules', label: 'Rules' },
-  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'connectors', label: 'Connectors' }, { id: 'network', label: 'Network' }];
+  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'connectors', label: 'Connectors' }, { id: 'network', label: 'Network' }, { id: 'sandbox', label: 'Sandbox' }];
 
 function ProjectSettings({ ctx }) {
   const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || ctx.tab || 'members');
   const project = ctx.app.projects.find((p) => p.id === currentProject()) || {};
   const org = ctx.app.orgs.find((o) => o.current) || {};
   function change(id) { setTab(id); const alias = { connectors: '/connectors', integrations: '/integrations' }[id]; history.replaceState(null, '', alias || '/settings?tab=' + id); ctx.markNav?.(alias || '/settings'); }
-  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, connectors: Connectors, network: Network }[tab] || Members;
+  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, connectors: Connectors, network: Network, sandbox: SandboxProfile }[tab] || Members;
   return html`<div class="page" id="project-settings"><h1>Settings of ${project.name || 'the project'}</h1>
     <${Tabs} tabs=${tabs} current=${tab} onChange=${change} label="Project settings" />
     <div role="tabpanel" id="tabpanel" aria-labelledby=${'tab-' + tab}><${Panel} project=${project} org=${org} /></div></div>`;
@@ -145,5 +145,18 @@ function Network() {
     <${Loaded} r=${r}>${(a) => html`<${Form} id="allowlist-form" label="Private addresses the agent may reach" onSubmit=${async (d) => {
       await pj('/api/http-allowlist', { method: 'PUT', body: { entries: d.entries.split('\n').map((x) => x.trim()).filter(Boolean) } }); setMsg('Saved.'); r.reload(); }}>
       <label>One CIDR, address or host name per line<textarea name="entries" rows="6" class="mono" defaultValue=${(a.entries || []).join('\n')} placeholder="10.0.0.0/8"></textarea></label>
+      <button type="submit">Save</button></${Form}><p role="status">${msg}</p>`}</${Loaded}></section>`;
+}
+
+// SandboxProfile: the paths approved commands may write (the kernel holds
+// it; a connector host's --sandbox-profile may narrow it further).
+function SandboxProfile() {
+  const r = useLoad((signal) => pj('/api/sandbox-profile', { signal }));
+  const [msg, setMsg] = useState('');
+  return html`<section aria-labelledby="sandbox-title"><h2 id="sandbox-title">Sandbox</h2>
+    <p class="muted">Approved commands run under the kernel's sandbox. With no paths listed they may write wherever the host's user may; with paths listed, only beneath them (and /dev/null and a private temp dir). Read-only commands stay read-only. A connector host's own profile can only narrow this.</p>
+    <${Loaded} r=${r}>${(p) => html`<p id="sandbox-summary">${p.summary}</p><${Form} id="sandbox-profile-form" label="Paths approved commands may write" onSubmit=${async (d) => {
+      await pj('/api/sandbox-profile', { method: 'PUT', body: { allow_paths: d.allow_paths.split('\n').map((x) => x.trim()).filter(Boolean) } }); setMsg('Saved.'); r.reload(); }}>
+      <label>One absolute path per line (empty: no restriction)<textarea name="allow_paths" rows="5" class="mono" defaultValue=${(p.allow_paths || []).join('\n')} placeholder="/srv/app"></textarea></label>
       <button type="submit">Save</button></${Form}><p role="status">${msg}</p>`}</${Loaded}></section>`;
 }

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"strings"
+	"slices"
 
 	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/runner"
@@ -83,16 +83,22 @@ func hostStopNote(d callDecision) string {
 	return " " + hostStopWarning
 }
 
-// approvedHostStop: the approval a person gave showed the host-stop
+// approvedHostStop: the approval a person gave was for a line whose card
+// named the stops_host effect, which is when it showed the host-stop
 // warning. The effects are computed again when the call runs; a project
 // that added a stops_host pattern since the card was shown has not had
-// that approved, so the filter stays on.
+// that approved, so the filter stays on. (The subject's effects are read,
+// not the reason's text, which quotes the command line.)
 func (s *Server) approvedHostStop(ctx context.Context, run runner.RunInfo, approvalID string) bool {
 	a, err := s.db.FindApproval(ctx, run.OrgID, run.ProjectID, approvalID)
 	if err != nil {
 		return false
 	}
-	return strings.Contains(a.Reason, hostStopWarning)
+	var subj ToolCallSubject
+	if json.Unmarshal([]byte(a.Subject), &subj) != nil {
+		return false
+	}
+	return slices.Contains(subj.Effects, "stops_host")
 }
 
 // allowPathsNote tells the approver when the project's allow-paths cannot

@@ -3,8 +3,9 @@
 // the next fires, clone, delete one or many, run now (idempotent), and
 // each task's run history.
 
-import { html, mount, useState, useLoad, Loaded, Button, Badge, Link, when, money, api, pj } from './ui.js';
+import { html, mount, useState, useRef, useLoad, Loaded, Form, Button, Badge, Link, when, money, api, pj } from './ui.js';
 import { TaskForm, draftBody } from './task_form.js';
+import { newKey } from './forms.js';
 
 export function render(view) { mount(view, html`<${Tasks} />`); }
 
@@ -34,8 +35,12 @@ function Row({ t, picked, onPick, onOpen, open, setNotice, reload }) {
     await pj('/api/tasks/' + t.id, { method: 'PATCH', body: { enabled: !t.enabled } });
     setNotice((t.enabled ? 'Disabled ' : 'Enabled ') + t.name + '.'); reload();
   }
+  // One key per intended run: a retry after a lost answer returns the same run.
+  const runKey = useRef(null);
   async function run() {
-    const x = await pj('/api/tasks/' + t.id + '/trigger', { method: 'POST', headers: { 'Idempotency-Key': crypto.randomUUID() } });
+    runKey.current = runKey.current || newKey();
+    const x = await pj('/api/tasks/' + t.id + '/trigger', { method: 'POST', headers: { 'Idempotency-Key': runKey.current } });
+    runKey.current = null;
     setNotice(html`Started ${t.name}: <${Link} href=${'/sessions/' + x.session_id}>follow the run</${Link}>.`);
   }
   return html`<tr data-task-id=${t.id}>
@@ -56,33 +61,24 @@ function Create({ templates, onMade }) {
   const [tpl, setTpl] = useState('');
   const about = templates.find((x) => x.id === tpl);
   const groups = [...new Set(templates.map((t) => t.category || 'other'))];
-  async function fromTemplate(e) {
-    e.preventDefault();
-    const name = e.currentTarget.elements.name.value.trim();
-    const body = { template_id: tpl };
-    if (name) body.name = name;
+  async function fromTemplate(d) {
+    const body = { template_id: d.template_id };
+    if (d.name.trim()) body.name = d.name.trim();
     onMade(await pj('/api/tasks', { method: 'POST', body }));
-    e.currentTarget.reset(); setTpl('');
+    setTpl('');
   }
   return html`<section class="card" aria-labelledby="new-task"><h2 id="new-task">New task</h2>
     <div class="filters" role="radiogroup" aria-label="Start from">
       <label class="inline"><input type="radio" name="mode" checked=${mode === 'template'} onChange=${() => setMode('template')} /> a template</label>
       <label class="inline"><input type="radio" name="mode" checked=${mode === 'scratch'} onChange=${() => setMode('scratch')} /> scratch</label></div>
-    ${mode === 'template' ? html`<${Catch}>${(run) => html`<form id="task-create" onSubmit=${(e) => run(() => fromTemplate(e))}>
+    ${mode === 'template' ? html`<${Form} id="task-create" label="New task from a template" reset onSubmit=${fromTemplate}>
       <label>Template <select id="template-select" name="template_id" required value=${tpl} onChange=${(e) => setTpl(e.target.value)}>
         <option value="">Choose a template…</option>${groups.map((g) => html`<optgroup label=${g}>${templates.filter((t) => (t.category || 'other') === g).map((t) => html`<option value=${t.id}>${t.name}</option>`)}</optgroup>`)}</select></label>
       ${about ? html`<p class="muted">${about.description}${about.schedule ? ' Schedule: ' + about.schedule + '.' : ''}</p>` : null}
       <label>Name <input name="name" maxlength="120" placeholder="defaults to the template name" /></label>
-      <button type="submit">Create task</button></form>`}</${Catch}>`
+      <button type="submit">Create task</button></${Form}>`
     : html`<${TaskForm} id="task-create-scratch" submit="Create task" onSubmit=${async (d) => onMade(await pj('/api/tasks', { method: 'POST', body: draftBody(d) }))} />`}
   </section>`;
-}
-
-// Catch runs a submit handler and shows its error under the form.
-function Catch({ children }) {
-  const [err, setErr] = useState(null);
-  const run = async (fn) => { setErr(null); try { await fn(); } catch (x) { setErr(x); } };
-  return html`${children(run)}${err ? html`<p class="error" role="alert">${err.message}</p>` : null}`;
 }
 
 function Detail({ id, onChanged, onDeleted }) {

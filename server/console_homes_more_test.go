@@ -156,6 +156,7 @@ func TestConsoleFirstProjectCompletesOnboarding(t *testing.T) {
 		t.Fatal(err)
 	}
 	signIn(t, ctx, env.URL, "new@example.com")
+	waitJS(t, ctx, "signed in", `!!document.querySelector('#nav .nav-group a')`) // before the reload below
 	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/projects"), chromedp.WaitVisible(chromedp.CSS(`#project-create`)),
 		chromedp.SendKeys(chromedp.CSS(`#project-name`), "prod"), click(`#project-create button[type=submit]`)); err != nil {
 		t.Fatal(err)

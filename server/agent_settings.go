@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -62,8 +63,15 @@ func (s *Server) handlePutAgentSettings(c *Ctx) error {
 	if err := s.db.PutProjectAgentSettings(c.Context(), c.OrgID(), c.ProjectID(), a); err != nil {
 		return err
 	}
+	// The audit log keeps what changed, with the project's secret values
+	// masked: instructions are free text, and a pasted token must not be
+	// copied into an append-only log every auditor reads.
+	mask, err := policyLayer{s}.Masker(c.Context(), runner.RunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID()})
+	if err != nil {
+		mask = func(string) string { return "[withheld: the secrets to mask it with could not be read]" }
+	}
 	c.Audit("project.agent_settings_changed", "success", "project", c.ProjectID(), map[string]any{
-		"instructions_before": old.Instructions, "instructions_after": a.Instructions,
+		"instructions_before": mask(old.Instructions), "instructions_after": mask(a.Instructions),
 		"evidence_budget_before": old.EvidenceBudgetTokens, "evidence_budget_after": a.EvidenceBudgetTokens})
 	return c.JSON(200, agentSettingsOut(a))
 }

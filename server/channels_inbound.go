@@ -115,6 +115,9 @@ func (s *Server) dispatchInbound(c *Ctx, rt *channelRT, in channels.Inbound) err
 		if m := linkCommand.FindStringSubmatch(strings.TrimSpace(in.Text)); m != nil {
 			return s.channelLink(c, rt, in, m[2])
 		}
+		if m := investigateCommand.FindStringSubmatch(strings.TrimSpace(in.Text)); m != nil {
+			return s.channelInvestigate(c, rt, in, m[1])
+		}
 		return s.channelMessage(c, rt, in)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opsagent/opsagent/server/agent/runner"
 	"github.com/opsagent/opsagent/server/channels"
+	"github.com/opsagent/opsagent/server/investigate"
 	"github.com/opsagent/opsagent/store"
 )
 
@@ -132,6 +133,13 @@ func (r *relay) event(ctx context.Context, e runner.Event) bool {
 		if json.Unmarshal(e.Data, &d) == nil && d.ApprovalID != "" {
 			r.flush(ctx)
 			r.s.postApprovalCard(ctx, r.rt, r.t.Conversation, r.t.Thread, d.ApprovalID)
+		}
+	case runner.EventEvidence:
+		// The pack, folded to one line (the platforms have no collapsible
+		// block): what was gathered from where, and what failed.
+		var p investigate.Pack
+		if json.Unmarshal(e.Data, &p) == nil {
+			r.text.WriteString(evidenceLine(&p) + "\n\n")
 		}
 	case runner.EventResumed:
 		// The server restarted (or another took over) mid-turn: the turn

@@ -39,13 +39,14 @@ type ConnectorOut struct {
 	Kind          string              `json:"kind" doc:"host or kubernetes, as the live connection reports (empty while offline)"`
 	Kubernetes    *connector.KubeInfo `json:"kubernetes,omitempty" doc:"a cluster connector's cluster name, version, RBAC verbs, or why the cluster refused its credentials (while online)"`
 	// What the host's kernel offers the command sandbox (while online).
-	Sandbox           *sandbox.Kernel `json:"sandbox" doc:"what the host's kernel offers the command sandbox: Landlock ABI, seccomp, user namespaces (null while offline)"`
-	ReadOnlyAutoAllow bool            `json:"read_only_auto_allow" doc:"read-only commands may run here without a person: the host's kernel holds them read-only (Landlock)"`
-	SandboxNote       string          `json:"sandbox_note" doc:"what the host's sandbox enforces, or why read-only commands ask a person there"`
-	TokenPrefix       string          `json:"token_prefix"`
-	RevokedAt         *time.Time      `json:"revoked_at"`
-	CreatedAt         time.Time       `json:"created_at"`
-	UpdatedAt         time.Time       `json:"updated_at"`
+	Sandbox           *sandbox.Kernel  `json:"sandbox" doc:"what the host's kernel offers the command sandbox: Landlock ABI, seccomp, user namespaces (null while offline)"`
+	ReadOnlyAutoAllow bool             `json:"read_only_auto_allow" doc:"read-only commands may run here without a person: the host's kernel holds them read-only (Landlock)"`
+	SandboxNote       string           `json:"sandbox_note" doc:"what the host's sandbox enforces, or why read-only commands ask a person there"`
+	HostProfile       *sandbox.Profile `json:"host_sandbox_profile" doc:"the host's own --sandbox-profile, which narrows the project's sandbox profile for every command there: the host has the last word (null: none, or offline)"`
+	TokenPrefix       string           `json:"token_prefix"`
+	RevokedAt         *time.Time       `json:"revoked_at"`
+	CreatedAt         time.Time        `json:"created_at"`
+	UpdatedAt         time.Time        `json:"updated_at"`
 }
 
 // ConnectorListOut lists a project's connectors.
@@ -136,7 +137,7 @@ func (s *Server) connectorOut(x *store.Connector) ConnectorOut {
 		h := st.Hello
 		out.Hostname, out.OS, out.Arch, out.Version, out.IP = h.Hostname, h.OS, h.Arch, h.Version, st.IP
 		out.HostAllowList, out.Running = h.HostAllowList, st.Running
-		out.Sandbox = h.Sandbox
+		out.Sandbox, out.HostProfile = h.Sandbox, h.HostProfile
 		out.SandboxNote = "this connector does not report a kernel sandbox (an older version): read-only commands ask a person there"
 		if h.Sandbox != nil {
 			out.ReadOnlyAutoAllow, out.SandboxNote = h.Sandbox.ReadOnlyEnforced(), h.Sandbox.Explain()

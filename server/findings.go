@@ -165,27 +165,40 @@ func (s *Server) handleInvestigate(c *Ctx) error {
 	if typ == "" {
 		typ = "sre"
 	}
-	prompt := "Investigate incident " + inc.ID + ": " + inc.Title + " (severity " + inc.Severity + ", " + inc.Status + ")."
-	if m := strings.TrimSpace(req.Message); m != "" {
-		prompt += "\n\n" + m
-	}
+	prompt := investigationPrompt(inc, req.Message)
 	sess := &store.AgentSession{OrgID: c.OrgID(), ProjectID: c.ProjectID(), Title: runner.TitleFrom("Investigate " + inc.Title),
 		FirstPrompt: prompt, AgentType: typ, Source: store.SourceWebchat, TriggerSource: store.TriggerWeb, CreatedBy: c.ID.UserID}
 	if err := s.db.StartChatSession(c.Context(), sess); err != nil {
 		return err
 	}
-	// Tie the session to the incident before the turn starts: the runner
-	// asks which incident it investigates before the first model call.
-	if err := s.db.SetSessionPrompt(c.Context(), sess.ID, "", inc.ID); err != nil {
-		return err
-	}
 	info := runner.RunInfo{OrgID: c.OrgID(), ProjectID: c.ProjectID(), UserID: c.ID.UserID, SessionID: sess.ID,
 		Source: store.SourceWebchat, TriggerSource: store.TriggerWeb}
-	if err := s.runner.Launch(info, prompt, typ); err != nil {
+	if err := s.launchInvestigation(c.Context(), info, inc, prompt, typ); err != nil {
 		return err
 	}
 	c.Audit("incident.investigated", "success", "incident", inc.ID, map[string]any{"session_id": sess.ID})
 	return c.JSON(202, InvestigateOut{SessionID: sess.ID, IncidentID: inc.ID})
+}
+
+// investigationPrompt is the first prompt of an investigation of inc, with
+// what the person asking added.
+func investigationPrompt(inc *store.Incident, message string) string {
+	prompt := "Investigate incident " + inc.ID + ": " + inc.Title + " (severity " + inc.Severity + ", " + inc.Status + ")."
+	if m := strings.TrimSpace(message); m != "" {
+		prompt += "\n\n" + m
+	}
+	return prompt
+}
+
+// launchInvestigation starts the first turn of a session created to
+// investigate inc (from the console, the API, MCP or a chat channel).
+func (s *Server) launchInvestigation(ctx context.Context, info runner.RunInfo, inc *store.Incident, prompt, typ string) error {
+	// Tie the session to the incident before the turn starts: the runner
+	// asks which incident it investigates before the first model call.
+	if err := s.db.SetSessionPrompt(ctx, info.SessionID, "", inc.ID); err != nil {
+		return err
+	}
+	return s.runner.Launch(info, prompt, typ)
 }
 
 // recordFinding stores a finding (or "no finding"), publishes it as the
@@ -211,7 +224,7 @@ func (s *Server) recordFinding(ctx context.Context, info runner.RunInfo, inc *st
 }
 
 // findingToChat posts the finding as one message to the incident's chat:
-// the chat its run posts to, or the chat thread the session belongs to.
+// the chat thread the session belongs to, or the chat its run posts to.
 func (s *Server) findingToChat(info runner.RunInfo, inc *store.Incident, f FindingOut) {
 	if s.chans == nil {
 		return
@@ -221,17 +234,19 @@ func (s *Server) findingToChat(info runner.RunInfo, inc *store.Incident, f Findi
 		taskID = inc.TaskID
 	}
 	s.channelBackground(time.Minute, func(ctx context.Context) {
-		rt, conv := s.runTarget(ctx, inc.OrgID, inc.ProjectID, taskID, info.SessionID)
-		thread := ""
+		// A session of a chat thread (an investigation asked for in chat)
+		// answers there, where the person asked; a run posts to its chat.
+		var rt *channelRT
+		conv, thread := "", ""
+		if t, err := s.db.FindChannelThreadBySession(ctx, info.SessionID); err == nil {
+			if r, err := s.channelRuntimeByID(ctx, t.ChannelID); err == nil && r.ch.OrgID == inc.OrgID {
+				rt, conv, thread = r, t.Conversation, t.Thread
+			}
+		}
 		if rt == nil {
-			t, err := s.db.FindChannelThreadBySession(ctx, info.SessionID)
-			if err != nil {
+			if rt, conv = s.runTarget(ctx, inc.OrgID, inc.ProjectID, taskID, info.SessionID); rt == nil {
 				return
 			}
-			if rt, err = s.channelRuntimeByID(ctx, t.ChannelID); err != nil || rt.ch.OrgID != inc.OrgID {
-				return
-			}
-			conv, thread = t.Conversation, t.Thread
 		}
 		if !s.withinWindow(ctx, rt, conv) {
 			return

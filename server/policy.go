@@ -140,8 +140,17 @@ func (s *Server) evaluateCall(ctx context.Context, run runner.RunInfo, t agent.T
 // (evaluateCall), or a proposed or shadow set (rules_preview.go).
 func (s *Server) evaluateCallWith(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage, rules []store.Rule) (callDecision, error) {
 	d, err := s.decideCall(ctx, run, t, name, args, rules)
-	d.sandbox = sandboxFor(d, rules)
-	return d, err
+	if err != nil || name != runCommandName {
+		d.sandbox = sandboxFor(d, rules, nil)
+		return d, err
+	}
+	prof, err := s.db.FindSandboxProfile(ctx, run.OrgID, run.ProjectID)
+	if err != nil {
+		return d, err // an unreadable profile refuses the call (the callers fail closed)
+	}
+	d.sandbox = sandboxFor(d, rules, prof.AllowPaths)
+	d.verdict.Reason += hostStopNote(d) + s.allowPathsNote(ctx, run, d, args)
+	return d, nil
 }
 
 func (s *Server) decideCall(ctx context.Context, run runner.RunInfo, t agent.Tool, name string, args json.RawMessage, rules []store.Rule) (callDecision, error) {
@@ -287,6 +296,11 @@ func (g guardedTool) Run(ctx context.Context, args json.RawMessage) (string, err
 		ctx = g.s.withApprovedTarget(ctx, g.run, id)
 		if d.view.Scan != nil {
 			note = "[policy] ran with a person's approval; asked because: " + d.verdict.Reason + "\n"
+		}
+		if !d.sandbox.DenyHostStop && !g.s.approvedHostStop(ctx, g.run, id) {
+			// The card did not say so: the person did not approve that.
+			d.sandbox.DenyHostStop = true
+			note = strings.Replace(note, hostStopWarning, hostStopNotApproved, 1)
 		}
 	default:
 		return "", fmt.Errorf("refused and not run: %s", d.verdict.Reason)

@@ -46,6 +46,7 @@ func (s *Server) routeTable() []*Route {
 		s.dashboardRoutes(),
 		s.ruleRoutes(),
 		s.commandPolicyRoutes(),
+		s.sandboxProfileRoutes(),
 		s.approvalRememberRoutes(),
 		s.budgetRoutes(),
 		s.billingRoutes(),

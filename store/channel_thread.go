@@ -86,17 +86,10 @@ func (db *DB) OpenChannelTurn(ctx context.Context, m *ChannelMessage) (thread *C
 		if !IsNotFound(err) {
 			return err
 		}
+		if err := startThreadSessionTx(ctx, tx, m.Session); err != nil {
+			return err
+		}
 		s := m.Session
-		s.Status = SessionRunning
-		now := tx.Now
-		s.StartedAt = &now
-		if err := CreateAgentSessionTx(ctx, tx, s); err != nil {
-			return err
-		}
-		s.Turns = 1
-		if _, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET turns = 1 WHERE id = ?`, s.ID); err != nil {
-			return err
-		}
 		t = &m.Thread
 		t.SessionID, t.LastInboundAt, t.CreatedAt = s.ID, tx.Now, tx.Now
 		_, err = tx.ExecContext(ctx, `INSERT INTO channel_threads (`+channelThreadCols+`) VALUES (?,?,?,?,?,?,?)`,
@@ -105,6 +98,45 @@ func (db *DB) OpenChannelTurn(ctx context.Context, m *ChannelMessage) (thread *C
 		return err
 	})
 	return thread, fresh, err
+}
+
+// startThreadSessionTx creates a chat thread's session running, in its first turn.
+func startThreadSessionTx(ctx context.Context, tx *Tx, s *AgentSession) error {
+	s.Status = SessionRunning
+	now := tx.Now
+	s.StartedAt = &now
+	if err := CreateAgentSessionTx(ctx, tx, s); err != nil {
+		return err
+	}
+	s.Turns = 1
+	_, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET turns = 1 WHERE id = ?`, s.ID)
+	return err
+}
+
+// OpenChannelInvestigation claims a delivery and starts m.Session (running,
+// its first turn) as the thread's session, in one transaction. A thread that
+// had a session moves on to the new one: an investigation asked for in a
+// conversation gets its own session (and so its evidence pack), and the
+// thread's later replies continue the investigation.
+func (db *DB) OpenChannelInvestigation(ctx context.Context, m *ChannelMessage) (*ChannelThread, error) {
+	t := m.Thread
+	err := db.Write(ctx, func(tx *Tx) error {
+		if err := claimDeliveryTx(ctx, tx, t.ChannelID, m.DeliveryKey); err != nil {
+			return err
+		}
+		if err := startThreadSessionTx(ctx, tx, m.Session); err != nil {
+			return err
+		}
+		t.SessionID, t.LastInboundAt, t.CreatedAt = m.Session.ID, tx.Now, tx.Now
+		_, err := tx.ExecContext(ctx, `INSERT INTO channel_threads (`+channelThreadCols+`) VALUES (?,?,?,?,?,?,?)
+			ON CONFLICT (channel_id, thread_key) DO UPDATE SET session_id = excluded.session_id, last_inbound_at = excluded.last_inbound_at`,
+			t.ChannelID, t.ThreadKey, t.Conversation, t.Thread, t.SessionID, TS(tx.Now), TS(tx.Now))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // FindChannelThreadBySession returns the chat thread a session belongs to.

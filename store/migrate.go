@@ -66,7 +66,17 @@ func (db *DB) migrate(ctx context.Context) error {
 		// upgrade that fails half-way leaves the schema as it was.
 		var failed string
 		err := db.Write(ctx, func(tx *Tx) error {
-			for _, n := range pending {
+			todo := pending // the closure may run again (a retried write)
+			if len(applied) == 0 && useSchemaSnapshot {
+				if covered := snapshotCovers(schemaSnapshot, todo); covered != nil {
+					if err := applySnapshot(ctx, tx, covered); err != nil {
+						failed = "schema snapshot"
+						return err
+					}
+					todo = todo[len(covered):]
+				}
+			}
+			for _, n := range todo {
 				if err := applyMigration(ctx, tx, n, files[n]); err != nil {
 					failed = n
 					return err

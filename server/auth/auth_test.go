@@ -26,6 +26,11 @@ func TestHasher(t *testing.T) {
 	if ok, err := h.Verify(ctx, "", "correct horse"); ok || err != nil {
 		t.Fatalf("empty hash: %v %v", ok, err)
 	}
+	// The dummy costs what a real hash costs to check: the same parameters
+	// and key length (an unknown address must not answer faster).
+	if _, mem, tm, p, err := parseHash(h.dummy); err != nil || NeedsRehash(h.dummy) || mem != argonMemory || tm != argonTime || p != argonThreads || len(h.dummy) != len(enc) {
+		t.Fatalf("dummy %q (%v) is not a hash with today's parameters like %q", h.dummy, err, enc)
+	}
 	if _, err := h.Verify(ctx, "$bcrypt$nope", "x"); err == nil {
 		t.Fatal("unknown format accepted")
 	}

@@ -82,6 +82,9 @@ type Hello struct {
 	// Sandbox is what the host's kernel offers the sandbox (nil from a
 	// connector that predates it: read-only commands then ask a person).
 	Sandbox *sandbox.Kernel `json:"host_sandbox,omitempty"`
+	// HostProfile is the host's own --sandbox-profile, which narrows every
+	// command's profile there (nil: the host adds nothing).
+	HostProfile *sandbox.Profile `json:"host_profile,omitempty"`
 }
 
 // Welcome answers a hello: who the connector is and how often to beat.

@@ -39,6 +39,8 @@ func main() {
 	}{
 		{"unsandboxed", []string{"/bin/sh", "-c", "true"}, false},
 		{"approved (host calls denied)", launcher(*bin, sandbox.Profile{DenyHostStop: true, LandlockABI: abi}), false},
+		{"approved, 2 allow-paths", launcher(*bin, sandbox.Profile{DenyHostStop: true, WritePaths: []string{tmp + "/a", tmp + "/b"},
+			TempDir: tmp, LandlockABI: abi}), false},
 		{"read-only auto-allowed", launcher(*bin, sandbox.Profile{ReadOnly: true, DenyHostStop: true, ScopeSignals: true,
 			HideSystemSockets: true, TempDir: tmp, LandlockABI: abi}), true},
 		{"all three must_never rules", launcher(*bin, sandbox.Profile{DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true,

@@ -188,5 +188,6 @@ func httpClient(caFile string, insecure bool) (*http.Client, error) {
 func hello(cfg Config) *connector.Hello {
 	host, _ := os.Hostname()
 	return &connector.Hello{Version: cfg.Version, Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
-		Labels: cfg.Labels, HostAllowList: !cfg.Allow.Empty(), Sandbox: hostKernel(cfg)}
+		Labels: cfg.Labels, HostAllowList: !cfg.Allow.Empty(), Sandbox: hostKernel(cfg),
+		HostProfile: cfg.HostSandbox}
 }

@@ -67,7 +67,7 @@ func (h *kubeHandler) Describe(ctx context.Context, hello *connector.Hello) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	info := h.c.Info(ctx)
-	hello.Kind, hello.Kubernetes, hello.HostAllowList, hello.Sandbox = connector.KindKubernetes, &info, false, nil
+	hello.Kind, hello.Kubernetes, hello.HostAllowList, hello.Sandbox, hello.HostProfile = connector.KindKubernetes, &info, false, nil, nil
 	if info.Error != "" {
 		h.log.Error("connector: the cluster cannot be used", "cluster", info.Cluster, "err", info.Error)
 		return

@@ -151,6 +151,9 @@ func (cat *Catalog) Effects(a *Analysis) []Effect {
 		for i := range a.Commands {
 			c := &a.Commands[i]
 			if e.commands.match(c, false) != nil {
+				if e.name == StopsHost && killChecksOwnShell(c) {
+					continue
+				}
 				add(e.name, c.String())
 				break
 			}

@@ -159,6 +159,16 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 					if ch == 'i' {
 						s.login("sudo " + t)
 					}
+				case name == "ssh" && ch == 'o':
+					// ssh -o ProxyCommand=... runs a command on this host
+					switch v := t[k+1:]; {
+					case v != "":
+						s.sshOption(name, v, c)
+					case i+1 < len(argv) && !argv[i+1].lit:
+						s.opaque(&c, feedsOf(argv[i+1], c), "ssh -o takes an option built at run time, which may be a ProxyCommand; cannot prove what runs")
+					case i+1 < len(argv):
+						s.sshOption(name, argv[i+1].text, c)
+					}
 				case (name == "su" || name == "runuser" || name == "exec") && ch == 'l':
 					s.login(name + " " + t)
 				case name == "exec" && ch == 'a':

@@ -127,3 +127,21 @@ func TestLoginShellsBuiltinsAndSignalZero(t *testing.T) {
 		}
 	}
 }
+
+// ssh -o runs the commands its options name on this host, in each of the
+// forms ssh accepts (-oKey=value, -o 'Key value', in a cluster).
+func TestSSHCommandOptionsAreFollowed(t *testing.T) {
+	for _, src := range []string{`ssh -o ProxyCommand='rm -rf /srv/x' h`, `ssh -oProxyCommand='rm -rf /srv/x' h`,
+		`ssh -o 'ProxyCommand rm -rf /srv/x' h`, `ssh -vo ProxyCommand='rm -rf /srv/x' h`, `ssh -o proxycommand='rm -rf /srv/x' h`,
+		`ssh -o LocalCommand='rm -rf /srv/x' -o PermitLocalCommand=yes h`} {
+		if a := Analyze(src); !Has(DefaultCatalog.Effects(a), DeletesFiles) {
+			t.Errorf("%q: the rm its option runs is not seen: %s", src, a.Summary())
+		}
+	}
+	if a := Analyze(`ssh -o "$OPT" h`); !a.IsOpaque() {
+		t.Errorf("ssh -o with a run-time option is not opaque: %s", a.Summary())
+	}
+	if a := Analyze(`ssh -o ConnectTimeout=5 h uptime`); a.IsOpaque() || len(DefaultCatalog.Effects(a)) > 0 {
+		t.Errorf("a harmless ssh -o is refused: %s", a.Summary())
+	}
+}

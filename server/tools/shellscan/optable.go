@@ -26,15 +26,14 @@ import (
 //
 // Long options match as GNU getopt matches them: exactly, or by a prefix
 // that names one option only (--ou for --output). Short options combine
-// (-rn, -ro FILE, -roFILE). Options may follow operands (GNU permutation)
-// unless the table says noPermute; "--" ends them.
+// (-rn, -ro FILE, -roFILE). Options may follow operands (GNU permutation;
+// for a program that stops at its first operand this reads more words as
+// options than it does, which only refuses more); "--" ends them.
 type optTable struct {
 	short     map[byte]optKind
 	long      map[string]optKind
 	longNames []string // sorted, for prefix lookups
 	unsafe    map[string]string
-	// noPermute: options end at the first operand (POSIX programs).
-	noPermute bool
 	// digits: -NUM is an option (head -5, grep -3).
 	digits bool
 	// dashLong: options are single-dash words (-type=mx, -netns x),
@@ -144,10 +143,7 @@ func (t *optTable) check(c *Command) optVerdict {
 				}
 				continue
 			}
-			if t.noPermute {
-				return ""
-			}
-			continue
+			continue // GNU permutes: options may follow operands
 		}
 		if t.digits && isDigits(a[1:]) {
 			continue

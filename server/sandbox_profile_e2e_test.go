@@ -86,6 +86,14 @@ func TestSandboxProfileAllowPathsHoldApprovedCommandsOnTheServer(t *testing.T) {
 	if _, ok := sb["write_paths"]; ok {
 		t.Fatalf("the other project's commands got this project's allow-paths: %v", sb)
 	}
+	// Members may read it; only admins change it.
+	member := e.env.invite(t, c, orgOf(t, c), "member@example.com", "member")
+	member.Project = c.Project
+	if got := member.must(200, "GET", "/api/sandbox-profile", nil).JSON(); got["allow_paths"].([]any)[0] != allowed {
+		t.Fatalf("member reads: %v", got)
+	}
+	member.must(403, "PUT", "/api/sandbox-profile", map[string]any{"allow_paths": []string{}})
+
 	// Another tenant cannot read or change it: 404, like a project that does not exist.
 	stranger := e.env.register("stranger@example.com")
 	stranger.Project = c.Project

@@ -3,6 +3,9 @@ package agent
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/opsagent/opsagent/server/sandbox"
 )
@@ -43,6 +46,15 @@ func loadHostSandbox(path string) (*sandbox.Profile, error) {
 	p, err := sandbox.Decode(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	// A relative path would silently grant nothing (or depend on where the
+	// connector was started): refuse the file instead, at start.
+	for field, list := range map[string][]string{"write_paths": p.WritePaths, "deny_write_paths": p.DenyWritePaths} {
+		for _, w := range list {
+			if !filepath.IsAbs(w) || slices.Contains(strings.Split(w, "/"), "..") {
+				return nil, fmt.Errorf("%s: %s: %q is not an absolute path without '..'", path, field, w)
+			}
+		}
 	}
 	return &p, nil
 }

@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { $ } from './dom.js';
+import { showErrors, clearErrors } from './forms.js';
 import { getAssertion } from './webauthn.js';
 
 const forms = ['login', 'register', 'mfa', 'forgot', 'reset'];
@@ -22,11 +23,15 @@ export function showAuth(which, config) {
 
 export function hideAuth() { $('auth').hidden = true; }
 
+// submit sends a form once at a time; the server's 422 messages land beside
+// their fields (forms.js), anything else in errorEl.
 async function submit(form, errorEl, fn) {
   const btn = form.querySelector('button[type=submit]');
+  if (btn.disabled) return; // the first submission is still in flight
   btn.disabled = true;
   errorEl.textContent = '';
-  try { await fn(new FormData(form)); } catch (e) { errorEl.textContent = e.message; } finally { btn.disabled = false; }
+  clearErrors(form);
+  try { await fn(new FormData(form)); } catch (e) { errorEl.textContent = showErrors(form, e); } finally { btn.disabled = false; }
 }
 
 // wireAuth connects the forms; signedIn runs after any successful sign-in.

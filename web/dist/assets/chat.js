@@ -7,6 +7,7 @@ import { h, alertBox } from './dom.js';
 import { renderer } from './live.js';
 import { transcriptInto } from './transcript.js';
 import { api } from './api.js';
+import { newKey } from './forms.js';
 
 const agentTypes = ['general', 'sre', 'security', 'cost', 'kubernetes', 'database'];
 
@@ -51,14 +52,15 @@ export async function render(view, ctx) {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = message.value.trim();
-    if (!text) return;
+    if (!text || send.disabled) return; // a turn is still streaming: Ctrl-Enter twice sends once
     const body = { message: text };
     if (sessionId) body.session_id = sessionId; else body.agent_type = agent.value;
     log.append(h('div', { class: 'msg user' }, h('span', { class: 'who' }, 'You'), h('div', { class: 'text' }, text)));
     message.value = '';
     agentLabel.hidden = true;
     status.textContent = 'Working…';
-    run(stream('/api/chat', { method: 'POST', body, project: true, signal: ctx.signal }));
+    // The key makes a resent turn (a retry of this very request) the same turn.
+    run(stream('/api/chat', { method: 'POST', body, project: true, signal: ctx.signal, headers: { 'Idempotency-Key': newKey() } }));
   });
   message.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) form.requestSubmit();

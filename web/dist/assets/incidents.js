@@ -3,6 +3,7 @@
 
 import { api } from './api.js';
 import { h, badge, when, alertBox, busy } from './dom.js';
+import { wireForm } from './forms.js';
 
 const statuses = ['', 'triggered', 'acknowledged', 'resolved'];
 
@@ -27,7 +28,10 @@ export async function render(view, ctx) {
     const resolve = h('button', { type: 'submit' }, 'Resolve');
     ack.addEventListener('click', () => busy(ack, () => act('acknowledge', undefined)));
     const form = h('form', { class: 'resolve' }, h('label', {}, 'Resolution summary', summary), resolve);
-    form.addEventListener('submit', (e) => { e.preventDefault(); busy(resolve, () => act('resolve', summary.value.trim() ? { summary: summary.value.trim() } : {})); });
+    wireForm(form, errors, async () => {
+      await api('/api/incidents/' + i.id + '/resolve', { method: 'POST', body: summary.value.trim() ? { summary: summary.value.trim() } : {}, project: true });
+      await load();
+    });
     async function act(action, body) {
       errors.replaceChildren();
       try {

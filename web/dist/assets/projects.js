@@ -1,7 +1,8 @@
 // Projects of the current organization: pick one, or create one.
 
 import { api } from './api.js';
-import { h, alertBox, busy, when } from './dom.js';
+import { h, when } from './dom.js';
+import { wireForm } from './forms.js';
 import { currentProject } from './api.js';
 
 export async function render(view, ctx) {
@@ -26,20 +27,18 @@ export async function render(view, ctx) {
           ? h('span', { class: 'badge badge-current' }, 'current')
           : h('button', { type: 'button', class: 'secondary', onclick: async () => { await ctx.chooseProject(p.id); draw(); } }, 'Use this project')))))));
   }
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    busy(submit, async () => {
-      errors.replaceChildren();
-      const body = { name: name.value.trim() };
-      if (desc.value.trim()) body.description = desc.value.trim();
-      try {
-        const p = await api('/api/projects', { method: 'POST', body });
-        await ctx.chooseProject(p.id); // remembered before the selector shows it
-        await ctx.loadContext();
-        form.reset();
-        draw();
-      } catch (err) { errors.replaceChildren(alertBox(err.message)); }
-    });
+  wireForm(form, errors, async () => {
+    const body = { name: name.value.trim() };
+    if (desc.value.trim()) body.description = desc.value.trim();
+    const first = ctx.app.projects.length === 0;
+    const p = await api('/api/projects', { method: 'POST', body });
+    // A first project made here (the wizard skipped, or an invited person
+    // starting their own) finishes the onboarding: the wizard stays away.
+    if (first) await api('/api/onboarding/complete', { method: 'POST' }).catch(() => null);
+    await ctx.chooseProject(p.id); // remembered before the selector shows it
+    await ctx.loadContext();
+    form.reset();
+    draw();
   });
   draw();
 }

@@ -7,6 +7,7 @@ import { h, render, Fragment } from '../vendor/preact.mjs';
 import { useState, useEffect, useRef, useCallback, useMemo } from '../vendor/hooks.mjs';
 import htm from '../vendor/htm.mjs';
 import { api } from './api.js';
+import { submitter, showErrors, clearErrors } from './forms.js';
 
 export const html = htm.bind(h);
 export { render, Fragment, useState, useEffect, useRef, useCallback, useMemo, api };
@@ -64,11 +65,16 @@ export function Button({ onClick, children, class: cls, id, label, confirm: ask,
   return html`<${Fragment}><button type=${type || 'button'} class=${cls} id=${id} aria-label=${label} disabled=${busy} onClick=${click}>${children}</button>${err ? html`<span class="error" role="alert"> ${err.message}</span>` : null}</${Fragment}>`;
 }
 
-// Form collects its named fields into an object and calls onSubmit with it;
-// the API's detail appears under the form on failure.
+// Form collects its named fields into an object and calls onSubmit(data,
+// form, key) with it; key is the submission's Idempotency-Key (forms.js:
+// the same on a retry of the same data). A second submit while one is in
+// flight is dropped. On failure the server's 422 messages appear beside
+// their fields and anything else (a 409's detail) under the form.
 export function Form({ onSubmit, children, id, class: cls, label, reset }) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState(null);
+  const sub = useRef(null);
+  if (!sub.current) sub.current = submitter();
   async function submit(e) {
     e.preventDefault();
     const f = e.currentTarget;
@@ -81,8 +87,11 @@ export function Form({ onSubmit, children, id, class: cls, label, reset }) {
       else if (el.multiple) data[el.name] = [...el.selectedOptions].map((o) => o.value);
       else data[el.name] = el.value;
     }
-    setBusy(true); setErr(null);
-    try { await onSubmit(data, f); if (reset) f.reset(); } catch (x) { setErr(x); } finally { setBusy(false); }
+    const key = sub.current.begin(data);
+    if (!key) return;
+    setBusy(true); setErr(null); clearErrors(f);
+    let ok = false;
+    try { await onSubmit(data, f, key); ok = true; if (reset) f.reset(); } catch (x) { setErr(showErrors(f, x) || null); } finally { sub.current.end(ok); setBusy(false); }
   }
   return html`<form id=${id} class=${cls} aria-label=${label} onSubmit=${submit} aria-busy=${busy ? 'true' : null}>
     <fieldset disabled=${busy}>${children}</fieldset><${ErrorLine} error=${err} /></form>`;

@@ -35,9 +35,10 @@ var ErrNoLauncher = errors.New("the sandbox launcher is not installed in this bi
 
 // Command is exec.CommandContext for name and args, run under p: the
 // binary itself is started as the launcher, which applies p and then
-// execs name. Stdout, stderr, Dir, Env and SysProcAttr are the caller's to
-// set as with any exec.Cmd; the launcher passes them through.
-func Command(ctx context.Context, p Profile, name string, args ...string) (*exec.Cmd, error) {
+// execs name, or, where p allows, name is started from a thread of this
+// process that p was applied to (Cmd.Start). Stdout, stderr, Dir, Env and
+// WaitDelay are the caller's to set as with any exec.Cmd.
+func Command(ctx context.Context, p Profile, name string, args ...string) (*Cmd, error) {
 	if !launcherReady {
 		return nil, ErrNoLauncher
 	}
@@ -48,7 +49,7 @@ func Command(ctx context.Context, p Profile, name string, args ...string) (*exec
 	cmd := exec.CommandContext(ctx, self, p.launcherArgs(name, args...)...)
 	cmd.SysProcAttr = sysProcAttr(p)
 	cmd.Cancel = func() error { return killGroup(cmd) }
-	return cmd, nil
+	return &Cmd{Cmd: cmd, profile: p, name: name, args: args}, nil
 }
 
 // launcherArgs are the arguments the binary is started with to run name

@@ -82,7 +82,8 @@ func main() {
 			if err != nil {
 				fail(err)
 			}
-			// The product's own command, with the built binary as its launcher.
+			// The product's own command, with the built binary as its
+			// launcher where it needs one.
 			cmd.Path, cmd.Args[0] = *bin, *bin
 			return timed(cmd)
 		}})
@@ -122,10 +123,10 @@ func main() {
 	}
 }
 
-func timed(cmd *exec.Cmd) time.Duration {
+func timed(cmd interface{ CombinedOutput() ([]byte, error) }) time.Duration {
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		fail(fmt.Errorf("%v: %v %s", cmd.Args, err, out))
+		fail(fmt.Errorf("%v %s", err, out))
 	}
 	return time.Since(start)
 }

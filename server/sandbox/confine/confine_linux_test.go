@@ -22,18 +22,18 @@ func TestConstantsMatchXSysUnix(t *testing.T) {
 		"MAKE_REG": {llMakeReg, unix.LANDLOCK_ACCESS_FS_MAKE_REG}, "MAKE_SOCK": {llMakeSock, unix.LANDLOCK_ACCESS_FS_MAKE_SOCK},
 		"MAKE_FIFO": {llMakeFifo, unix.LANDLOCK_ACCESS_FS_MAKE_FIFO}, "MAKE_BLOCK": {llMakeBlock, unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK},
 		"MAKE_SYM": {llMakeSym, unix.LANDLOCK_ACCESS_FS_MAKE_SYM}, "REFER": {llRefer, unix.LANDLOCK_ACCESS_FS_REFER},
-		"TRUNCATE": {llTruncate, unix.LANDLOCK_ACCESS_FS_TRUNCATE},
+		"TRUNCATE":     {llTruncate, unix.LANDLOCK_ACCESS_FS_TRUNCATE},
 		"NET_BIND_TCP": {llNetBindTCP, unix.LANDLOCK_ACCESS_NET_BIND_TCP}, "NET_CONNECT_TCP": {llNetConnectTCP, unix.LANDLOCK_ACCESS_NET_CONNECT_TCP},
 		"SCOPE_ABSTRACT": {llScopeAbstract, unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET}, "SCOPE_SIGNAL": {llScopeSignal, unix.LANDLOCK_SCOPE_SIGNAL},
-		"CREATE_RULESET_VERSION": {llCreateRulesetVersion, unix.LANDLOCK_CREATE_RULESET_VERSION},
-		"RULE_PATH_BENEATH": {llRulePathBeneath, unix.LANDLOCK_RULE_PATH_BENEATH},
+		"CREATE_RULESET_VERSION":      {llCreateRulesetVersion, unix.LANDLOCK_CREATE_RULESET_VERSION},
+		"RULE_PATH_BENEATH":           {llRulePathBeneath, unix.LANDLOCK_RULE_PATH_BENEATH},
 		"SYS_LANDLOCK_CREATE_RULESET": {sysLandlockCreateRuleset, unix.SYS_LANDLOCK_CREATE_RULESET},
-		"SYS_LANDLOCK_ADD_RULE": {sysLandlockAddRule, unix.SYS_LANDLOCK_ADD_RULE}, "SYS_LANDLOCK_RESTRICT_SELF": {sysLandlockRestrictSelf, unix.SYS_LANDLOCK_RESTRICT_SELF},
+		"SYS_LANDLOCK_ADD_RULE":       {sysLandlockAddRule, unix.SYS_LANDLOCK_ADD_RULE}, "SYS_LANDLOCK_RESTRICT_SELF": {sysLandlockRestrictSelf, unix.SYS_LANDLOCK_RESTRICT_SELF},
 		"O_PATH": {oPath, unix.O_PATH}, "PR_SET_NO_NEW_PRIVS": {prSetNoNewPrivs, unix.PR_SET_NO_NEW_PRIVS},
 		"SECCOMP_RET_KILL_PROCESS": {retKill, unix.SECCOMP_RET_KILL_PROCESS}, "SECCOMP_RET_ALLOW": {retOK, unix.SECCOMP_RET_ALLOW},
 		"SECCOMP_RET_ERRNO|EPERM": {uint64(retPerm), unix.SECCOMP_RET_ERRNO | uint64(unix.EPERM)},
 		"SECCOMP_SET_MODE_FILTER": {seccompSetModeFilter, unix.SECCOMP_SET_MODE_FILTER},
-		"SYS_REBOOT": {sysReboot, unix.SYS_REBOOT}, "SYS_KEXEC_LOAD": {sysKexecLoad, unix.SYS_KEXEC_LOAD},
+		"SYS_REBOOT":              {sysReboot, unix.SYS_REBOOT}, "SYS_KEXEC_LOAD": {sysKexecLoad, unix.SYS_KEXEC_LOAD},
 		"SYS_KEXEC_FILE_LOAD": {sysKexecFileLoad, unix.SYS_KEXEC_FILE_LOAD}, "SYS_INIT_MODULE": {sysInitModule, unix.SYS_INIT_MODULE},
 		"SYS_FINIT_MODULE": {sysFinitModule, unix.SYS_FINIT_MODULE}, "SYS_DELETE_MODULE": {sysDeleteModule, unix.SYS_DELETE_MODULE},
 		"SYS_MOUNT": {sysMount, unix.SYS_MOUNT}, "SYS_UMOUNT2": {sysUmount2, unix.SYS_UMOUNT2}, "SYS_PIVOT_ROOT": {sysPivotRoot, unix.SYS_PIVOT_ROOT},
@@ -94,4 +94,3 @@ func TestParseRefusesWhatItDoesNotKnow(t *testing.T) {
 		t.Fatalf("%+v %v", s, err)
 	}
 }
-

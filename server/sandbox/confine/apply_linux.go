@@ -4,8 +4,6 @@ import (
 	"errors"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -48,19 +46,19 @@ const prSetNoNewPrivs = 38 // PR_SET_NO_NEW_PRIVS
 // absolute directories (a relative entry could name a place the command
 // itself controls).
 func lookPath(name string) (string, error) {
-	if strings.Contains(name, "/") {
+	if indexByte(name, '/') >= 0 {
 		return name, nil
 	}
-	for _, dir := range strings.Split(os.Getenv("PATH"), ":") {
-		if !strings.HasPrefix(dir, "/") {
+	for _, dir := range splitByte(os.Getenv("PATH"), ':') {
+		if !hasPrefix(dir, "/") {
 			continue
 		}
-		p := strings.TrimSuffix(dir, "/") + "/" + name
+		p := trimSuffix(dir, "/") + "/" + name
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", errors.New(strconv.Quote(name) + ": executable file not found in $PATH")
+	return "", errors.New(quote(name) + ": executable file not found in $PATH")
 }
 
 // systemSocketDirs hold the system D-Bus and systemd's control sockets.
@@ -74,7 +72,7 @@ var systemSocketDirs = []string{"/run/dbus", "/var/run/dbus", "/run/systemd", "/
 // other layers still hold.
 func hideSystemSockets() {
 	self, err1 := os.Readlink("/proc/self/ns/mnt")
-	parent, err2 := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
+	parent, err2 := os.Readlink("/proc/" + itoa(os.Getppid()) + "/ns/mnt")
 	if err1 != nil || err2 != nil || self == parent {
 		return // not a namespace of our own: never touch the host's mounts
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"syscall"
 	"unsafe"
 )
@@ -171,7 +171,7 @@ func planRules(def uint64, grants []grant) []landlockRule {
 		}
 		if !needsSplit {
 			rules = append(rules, landlockRule{dir, rights})
-			sort.Strings(beneath)
+			slices.Sort(beneath)
 			for _, p := range beneath {
 				if !coveredByShallower(p, dir, byPath) {
 					walk(p, byPath[p])

@@ -7,18 +7,17 @@
 // soon as their imports are, so a package that imports only os, syscall
 // and packages with no initialisation of their own runs right after os,
 // ahead of the tens of milliseconds the server's packages take
-// (jsonschema, shellscan's patterns, bleve, the store, ...). That is why
-// this package uses syscall and its own constants rather than
-// golang.org/x/sys/unix, path rather than path/filepath, and no fmt,
-// encoding/json or os/exec: each of those would hold its init back until
-// much of the binary had run. TestLauncherImportsStayLight keeps it so.
+// (jsonschema, shellscan's patterns, bleve, the store, ...). So this
+// package imports only what os itself depends on: syscall and its own
+// constants rather than golang.org/x/sys/unix, path rather than
+// path/filepath, its own few string helpers rather than strings and
+// strconv, and no fmt, encoding/json or os/exec. Each of those would hold
+// its init back (the linker orders ready packages by import path, and
+// "strings" waits behind every "github.com/..." one).
+// TestLauncherImportsStayLight keeps it so.
 package confine
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-)
+import "errors"
 
 // Spec is what the kernel is asked to enforce for one command: the
 // launcher's view of a sandbox.Profile, field for field (same names, same
@@ -49,7 +48,7 @@ func Parse(words []string) (Spec, error) {
 	var s Spec
 	seen := map[string]bool{}
 	for _, w := range words {
-		key, val, hasVal := strings.Cut(w, "=")
+		key, val, hasVal := cut(w, '=')
 		flag := func(b *bool) error {
 			if hasVal {
 				return errors.New("sandbox profile: " + key + " takes no value")
@@ -100,12 +99,12 @@ func Parse(words []string) (Spec, error) {
 			}
 		case "landlock_abi":
 			if err = once(); err == nil {
-				s.LandlockABI, err = strconv.Atoi(val)
+				s.LandlockABI, err = atoi(val)
 			}
 		default:
 			// The launcher does not know this restriction: it refuses to
 			// run rather than run without it.
-			err = errors.New("sandbox profile: unknown field " + strconv.Quote(key))
+			err = errors.New("sandbox profile: unknown field " + quote(key))
 		}
 		if err != nil {
 			return Spec{}, err
@@ -116,6 +115,6 @@ func Parse(words []string) (Spec, error) {
 
 // within reports whether file is dir or beneath it.
 func within(file, dir string) bool {
-	dir = strings.TrimSuffix(dir, "/")
-	return file == dir || strings.HasPrefix(file, dir+"/") || dir == ""
+	dir = trimSuffix(dir, "/")
+	return file == dir || hasPrefix(file, dir+"/") || dir == ""
 }

@@ -96,7 +96,7 @@ func TestConsoleOrganizationsCreateSwitchLeave(t *testing.T) {
 	if err := chromedp.Do(ctx, click(`#orgs-table tr[data-org-id="`+shared+`"] button.leave`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "left", textHas(`#orgs-msg`, "You left Shared ops") + ` && !document.querySelector('#orgs-table tr[data-org-id="` + shared + `"]')`)
+	waitJS(t, ctx, "left", textHas(`#orgs-msg`, "You left Shared ops")+` && !document.querySelector('#orgs-table tr[data-org-id="`+shared+`"]')`)
 	for _, m := range lead.must(200, "GET", "/api/organizations/"+shared+"/members", nil).List() {
 		if m["email"] == c.Email {
 			t.Fatalf("still a member of the org left in the console: %v", m)

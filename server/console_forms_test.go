@@ -11,7 +11,8 @@ import (
 // Bad input in the browser: the server's 422 messages sit beside the fields
 // they name (aria-invalid, aria-describedby, the first one focused), a form
 // submitted twice makes one task, and "Run now" retried after a lost answer
-// sends the same Idempotency-Key, so the server answers with the first run.
+// sends the same Idempotency-Key, so the server answers with the first run;
+// a 409 shows the server's detail.
 func TestConsoleFormsFieldErrorsAndDoubleSubmit(t *testing.T) {
 	fake := llmfake.New(t, llmfake.Always(llmfake.Text("All checks passed.")))
 	env := newEnv(t, withLLM(fake))
@@ -85,7 +86,7 @@ func TestConsoleFormsFieldErrorsAndDoubleSubmit(t *testing.T) {
 	// clicking again must send the same key and get that run back.
 	js(t, ctx, `(() => {
 		window.__runs = [];
-		const real = window.fetch;
+		const real = window.__realFetch = window.fetch;
 		window.fetch = async (input, init) => {
 			const url = String(input.url || input);
 			if (!url.endsWith('/trigger')) return real(input, init);
@@ -119,4 +120,14 @@ func TestConsoleFormsFieldErrorsAndDoubleSubmit(t *testing.T) {
 	if runs[1].Session != runs[0].Session || !runs[1].Replayed {
 		t.Fatalf("the retry started another run: %+v", runs)
 	}
+
+	// A refused action says why in the server's words: Run now on a task
+	// disabled meanwhile is a 409 whose detail appears beside the button.
+	c.must(200, "PATCH", "/api/tasks/"+id, map[string]any{"enabled": false})
+	detail := c.must(409, "POST", "/api/tasks/"+id+"/trigger", nil).JSON()["detail"].(string)
+	js(t, ctx, `window.fetch = window.__realFetch || window.fetch`)
+	if err := chromedp.Do(ctx, click(row)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the 409's detail", textHas(`#tasks-table [role=alert]`, detail))
 }

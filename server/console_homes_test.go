@@ -56,25 +56,7 @@ var apiOnly = map[string]string{
 // noHomeYet are operations people would use that the console does not
 // reach yet (issue 38 item 4): the debt, listed so that it shrinks. An
 // entry that gets a home fails the test until it is removed here.
-var noHomeYet = map[string]bool{
-	"GET /api/projects/{project_id}/feature-flags":                true,
-	"GET /api/dashboard/resources":                                true,
-	"GET /api/dashboard/org-resources":                            true,
-	"GET /api/observability/rag":                                  true,
-	"PATCH /api/memories/{memory_id}":                             true,
-	"POST /api/onboarding/complete":                               true,
-	"GET /api/tasks/stats":                                        true,
-	"GET /api/tasks/{task_id}/preview":                            true,
-	"GET /api/tasks/{task_id}/channel":                            true,
-	"PUT /api/tasks/{task_id}/channel":                            true,
-	"DELETE /api/tasks/{task_id}/channel":                         true,
-	"GET /api/tasks/{task_id}/webhook/rules/{rule_id}/channel":    true,
-	"PUT /api/tasks/{task_id}/webhook/rules/{rule_id}/channel":    true,
-	"DELETE /api/tasks/{task_id}/webhook/rules/{rule_id}/channel": true,
-	// Added today by other engineers; the lead reconciles.
-	"GET /api/agent-settings": true,
-	"PUT /api/agent-settings": true,
-}
+var noHomeYet = map[string]bool{}
 
 // apiOnlyPrefixes are whole mounts with the same reason: MCP speaks its own
 // protocol to agents and IDEs.

@@ -7,7 +7,7 @@ import (
 )
 
 // The project's sandbox profile on the Sandbox tab of project settings: a
-// relative path is refused with the server's reason, an absolute one is
+// relative path is refused with the server's reason beside the field, an absolute one is
 // saved and the page says what approved commands may now write.
 func TestConsoleSandboxProfileTab(t *testing.T) {
 	env := newEnv(t)
@@ -29,7 +29,7 @@ func TestConsoleSandboxProfileTab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "the refusal", textHas(`#sandbox-profile-form .error`, "absolute"))
+	waitJS(t, ctx, "the refusal beside the field", textHas(`#sandbox-profile-form .field-error`, "absolute"))
 	err = chromedp.Do(ctx,
 		chromedp.SetValue(q(`#sandbox-profile-form textarea[name=allow_paths]`), "/srv/app\n/var/log/app\n"),
 		click(`#sandbox-profile-form button[type=submit]`),

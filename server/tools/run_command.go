@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opsagent/opsagent/server/agent"
 	"github.com/opsagent/opsagent/server/agent/llm"
 	"github.com/opsagent/opsagent/server/sandbox"
 	"github.com/opsagent/opsagent/vault"
@@ -135,12 +137,17 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 	}
 	cmd.Dir, cmd.Env = r.WorkDir, tmpEnv(env, prof.TempDir)
 	cmd.WaitDelay = 2 * time.Second
-	buf := newCapBuffer(orDefault(r.MaxOutput, 256<<10))
-	mw := masker.Writer(buf)
+	capBytes := orDefault(r.MaxOutput, 256<<10)
+	buf := newCapBuffer(capBytes)
+	// The output also streams live (tool.output), masked like the result,
+	// as a connector's does: a long command is watched while it runs.
+	stream := &liveWriter{host: TargetServer, fn: agent.ToolOutput(ctx), budget: capBytes}
+	mw := masker.Writer(io.MultiWriter(buf, stream))
 	cmd.Stdout, cmd.Stderr = mw, mw
 	started := time.Now()
 	runErr := cmd.Run()
 	_ = mw.Close()
+	stream.finish()
 	took := time.Since(started).Round(time.Millisecond)
 	var head string
 	var exit *exec.ExitError

@@ -44,7 +44,9 @@ async function loadAll(signal) {
   }));
   // Failovers to the org's fallback models (a primary that keeps failing); absent for roles without usage:read.
   const org = await pj('/api/dashboard/org-summary', o).catch(() => null);
-  return { stats, trend, funnel, pending, incidents, hooks, failovers: org ? org.failovers_24h : null };
+  // What the project and the organization hold (usage:read, like the summary).
+  const [held, orgHeld] = await Promise.all([pj('/api/dashboard/resources', o).catch(() => null), pj('/api/dashboard/org-resources', o).catch(() => null)]);
+  return { stats, trend, funnel, pending, incidents, hooks, failovers: org ? org.failovers_24h : null, held, orgHeld };
 }
 
 function Tile({ label, value, href, id }) {
@@ -58,7 +60,22 @@ function Dashboard({ ctx }) {
     <${Loaded} r=${r}>${(d) => Body(d)}</${Loaded}></div>`;
 }
 
-function Body({ stats, trend, funnel, pending, incidents, hooks, failovers }) {
+// Holdings is the resource usage table: the project's counts beside the
+// organization's (across the projects the caller can see).
+function Holdings({ held, orgHeld }) {
+  if (!held && !orgHeld) return null;
+  const rows = [['Projects', null, orgHeld?.projects, '/projects'], ['Members', held?.members, orgHeld?.members, '/settings?tab=members'],
+    ['API keys (live)', null, orgHeld?.api_keys, '/api-keys'], ['Tasks', held?.tasks, orgHeld?.tasks, '/tasks'],
+    ['Tasks enabled', held?.tasks_enabled, orgHeld?.tasks_enabled, '/tasks'], ['Agent sessions', held?.sessions, orgHeld?.sessions, '/sessions'],
+    ['Memories', held?.memories, orgHeld?.memories, '/knowledge'], ['Secrets', held?.secrets, orgHeld?.secrets, '/settings?tab=secrets']];
+  const n = (v) => (typeof v === 'number' ? v.toLocaleString() : '—');
+  return html`<section class="card" id="resources" aria-labelledby="resources-title"><h2 id="resources-title">What is held</h2>
+    <table id="resources-table"><thead><tr><th scope="col">Resource</th>${held ? html`<th scope="col" class="num">This project</th>` : null}${orgHeld ? html`<th scope="col" class="num">Organization</th>` : null}</tr></thead>
+    <tbody>${rows.map(([k, p, o, href]) => html`<tr><th scope="row"><${Link} href=${href}>${k}</${Link}></th>${held ? html`<td class="num">${n(p)}</td>` : null}${orgHeld ? html`<td class="num">${n(o)}</td>` : null}</tr>`)}</tbody></table>
+    <p class="muted">Members here are the project's explicit members; org owners and admins see every project too. Memories and secrets of the organization include its org-wide ones.</p></section>`;
+}
+
+function Body({ stats, trend, funnel, pending, incidents, hooks, failovers, held, orgHeld }) {
   const days = lastDays(DAYS);
   const x = dayStamps(days);
   const tdays = trend.map((t) => t.date);
@@ -96,5 +113,6 @@ function Body({ stats, trend, funnel, pending, incidents, hooks, failovers }) {
           ['Completed', funnel.completed], ['Failed', funnel.failed], ['Timed out', funnel.timeout], ['Cancelled', funnel.cancelled], ['In progress', funnel.in_progress]]
           .map(([k, v]) => html`<tr><th scope="row">${k}</th><td class="num">${v}</td>
             <td class="bar-cell"><meter min="0" max=${Math.max(1, funnel.created)} value=${v} aria-label=${k}></meter></td></tr>`)}
-      </tbody></table></section>`;
+      </tbody></table></section>
+    <${Holdings} held=${held} orgHeld=${orgHeld} />`;
 }

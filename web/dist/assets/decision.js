@@ -4,6 +4,7 @@
 
 import { api } from './api.js';
 import { h, alertBox } from './dom.js';
+import { showErrors, clearErrors } from './forms.js';
 
 // decisionForm renders the control for approval id. onDecided receives the
 // updated approval after a successful decision. With the tool call's
@@ -33,8 +34,10 @@ export function decisionForm(id, onDecided, subject) {
     });
   }
   async function decide(action) {
+    if (approve.disabled) return; // a decision is in flight: a double click sends one
     approve.disabled = deny.disabled = true;
     errors.replaceChildren();
+    clearErrors(form);
     try {
       const body = comment.value.trim() ? { comment: comment.value.trim() } : {};
       let a = await api('/api/approvals/' + id + { approve: '/approve', deny: '/deny', 'approve-and-remember': '/approve-and-remember' }[action], { method: 'POST', body, project: true });
@@ -44,7 +47,8 @@ export function decisionForm(id, onDecided, subject) {
       form.replaceChildren(result);
       if (onDecided) onDecided(a);
     } catch (e) {
-      errors.replaceChildren(alertBox(e.message));
+      const msg = showErrors(form, e); // a refused comment is marked beside it
+      if (msg) errors.replaceChildren(alertBox(msg));
       approve.disabled = deny.disabled = false;
     }
   }

@@ -15,8 +15,10 @@ let serial = 0;
 export function fieldFor(form, loc) {
   const parts = (Array.isArray(loc) ? loc : []).filter((p) => p !== 'body' && p !== 'query' && p !== 'header' && p !== 'path');
   const names = [parts.join('.'), ...parts.filter((p) => typeof p === 'string').reverse()].filter(Boolean);
+  // A <form> lists its controls; a plain container (the approval control) is searched.
+  const controls = form.elements ? [...form.elements] : [...form.querySelectorAll('input, select, textarea')];
   for (const n of names) {
-    for (const el of form.elements) {
+    for (const el of controls) {
       if (!el.name && !el.dataset.field) continue;
       if (el.type === 'hidden' || el.type === 'submit' || el.type === 'button') continue;
       if (el.name === n || (el.dataset.field || '').split(' ').includes(n)) return el;

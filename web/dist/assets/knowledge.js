@@ -1,7 +1,8 @@
 // Knowledge: browse, search, upload, edit and delete runbooks, facts and
-// incident write-ups; the memories the agent keeps, and forgetting them.
+// incident write-ups; the memories the agent keeps, corrected or forgotten;
+// the index's health (is it current, does search find things).
 
-import { html, mount, useState, useLoad, Loaded, Form, Field, Select, Button, Tabs, when, pj } from './ui.js';
+import { html, mount, useState, useLoad, Loaded, Form, Field, Select, Button, Tabs, when, api, pj } from './ui.js';
 
 export function render(view) { mount(view, html`<${Knowledge} />`); }
 
@@ -10,9 +11,10 @@ const docPath = (d) => '/api/knowledge/documents/by-name?' + new URLSearchParams
 
 function Knowledge() {
   const [tab, setTab] = useState('documents');
+  const Panel = { documents: Documents, search: Search, memories: Memories, health: Health }[tab];
   return html`<div class="page" id="knowledge-page"><h1>Knowledge</h1>
-    <${Tabs} label="Knowledge" current=${tab} onChange=${setTab} tabs=${[{ id: 'documents', label: 'Documents' }, { id: 'search', label: 'Search' }, { id: 'memories', label: 'Memories' }]} />
-    <div role="tabpanel" id="tabpanel" aria-labelledby=${'tab-' + tab}>${tab === 'documents' ? html`<${Documents} />` : tab === 'search' ? html`<${Search} />` : html`<${Memories} />`}</div></div>`;
+    <${Tabs} label="Knowledge" current=${tab} onChange=${setTab} tabs=${[{ id: 'documents', label: 'Documents' }, { id: 'search', label: 'Search' }, { id: 'memories', label: 'Memories' }, { id: 'health', label: 'Index health' }]} />
+    <div role="tabpanel" id="tabpanel" aria-labelledby=${'tab-' + tab}><${Panel} /></div></div>`;
 }
 
 function Documents() {
@@ -64,7 +66,55 @@ function Search() {
 
 function Memories() {
   const r = useLoad((signal) => pj('/api/memories?limit=100', { signal }));
-  return html`<section aria-label="Memories"><p class="muted">What the agent learned and keeps between sessions. Forget what is wrong.</p>
-    <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No memories yet.">${(d) => html`<ul id="memories-list" class="plain">${d.items.map((m) => html`<li class="card"><strong>${m.title || m.key}</strong> <span class="muted">${m.scope} · ${when(m.updated_at)}</span>
-      <p>${m.text}</p><${Button} class="danger" confirm="Forget this memory?" onClick=${async () => { await pj('/api/memories/' + m.id, { method: 'DELETE' }); r.reload(); }}>Forget<span class="visually-hidden"> ${m.title || m.key}</span></${Button}></li>`)}</ul>`}</${Loaded}></section>`;
+  const [editing, setEditing] = useState(null);
+  return html`<section aria-label="Memories"><p class="muted">What the agent learned and keeps between sessions. Correct what is wrong, forget what no longer holds.</p>
+    <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No memories yet.">${(d) => html`<ul id="memories-list" class="plain">${d.items.map((m) => html`<li class="card" data-memory-id=${m.id}>
+      ${editing === m.id ? html`<${MemoryEditor} m=${m} onDone=${() => { setEditing(null); r.reload(); }} />` : html`
+      <strong>${m.title || m.key}</strong> <span class="muted">${m.scope} · ${when(m.updated_at)}</span>
+      <p>${m.text}</p>${m.tags?.length ? html`<p class="muted">Tags: ${m.tags.join(', ')}</p>` : null}
+      <div class="actions"><button type="button" class="secondary memory-edit" onClick=${() => setEditing(m.id)}>Edit<span class="visually-hidden"> ${m.title || m.key}</span></button>
+      <${Button} class="danger" confirm="Forget this memory?" onClick=${async () => { await pj('/api/memories/' + m.id, { method: 'DELETE' }); r.reload(); }}>Forget<span class="visually-hidden"> ${m.title || m.key}</span></${Button}></div>`}</li>`)}</ul>`}</${Loaded}></section>`;
+}
+
+// MemoryEditor corrects a memory in place (PATCH /api/memories/{id}).
+function MemoryEditor({ m, onDone }) {
+  return html`<${Form} id="memory-edit" label=${'Edit ' + (m.title || m.key)} onSubmit=${async (d) => {
+    await pj('/api/memories/' + m.id, { method: 'PATCH', body: { title: d.title.trim(), text: d.text, tags: d.tags.split(',').map((x) => x.trim()).filter(Boolean) } }); onDone(); }}>
+    <p class="muted">Key <code>${m.key}</code> · ${m.scope}</p>
+    <${Field} label="Title" name="title" maxlength="200" defaultValue=${m.title || ''} />
+    <label>Text<textarea name="text" rows="4" required maxlength="65536" defaultValue=${m.text}></textarea></label>
+    <${Field} label="Tags (comma separated)" name="tags" defaultValue=${(m.tags || []).join(', ')} />
+    <div class="actions"><button type="submit">Save memory</button><button type="button" class="secondary" onClick=${onDone}>Cancel</button></div></${Form}>`;
+}
+
+// Health: is the index current and does search find things (GET
+// /api/observability/rag over the last 24 hours).
+function Health() {
+  const r = useLoad((signal) => api('/api/observability/rag?hours=24', { signal }));
+  const ms = (v) => (v ? v.toFixed(1) + ' ms' : '—');
+  return html`<section aria-label="Index health" id="rag-health"><${Loaded} r=${r}>${(o) => html`
+    <ul class="tiles" aria-label="The index">
+      <li class="tile"><span class="tile-value">${o.index.documents}</span><span class="tile-label">documents (${o.index.org_wide_documents} org-wide)</span></li>
+      <li class="tile"><span class="tile-value">${o.index.chunks}</span><span class="tile-label">indexed chunks</span></li>
+      <li class="tile"><span class="tile-value">${o.index.pending}</span><span class="tile-label">changed files not indexed yet</span></li>
+      <li class="tile"><span class="tile-value">${o.index.last_indexed ? when(o.index.last_indexed) : 'never'}</span><span class="tile-label">last indexed</span></li>
+      <li class="tile"><span class="tile-value">${bytes(o.index.size_bytes)}</span><span class="tile-label">index on disk (all organizations)</span></li></ul>
+    ${Object.keys(o.index.by_collection || {}).length ? html`<table id="rag-collections"><caption>Documents by collection</caption><thead><tr><th scope="col">Collection</th><th scope="col" class="num">Documents</th></tr></thead>
+      <tbody>${Object.entries(o.index.by_collection).map(([k, v]) => html`<tr><td>${k}</td><td class="num">${v}</td></tr>`)}</tbody></table>` : null}
+    <h2>Searches, last ${o.hours} hours</h2>
+    <ul class="tiles" aria-label="Search activity">
+      <li class="tile"><span class="tile-value">${o.search.searches}</span><span class="tile-label">searches</span></li>
+      <li class="tile"><span class="tile-value">${o.search.zero_results}</span><span class="tile-label">found nothing</span></li>
+      <li class="tile"><span class="tile-value">${ms(o.search.latency_p50_ms)}</span><span class="tile-label">median time</span></li>
+      <li class="tile"><span class="tile-value">${ms(o.search.latency_p95_ms)}</span><span class="tile-label">95th percentile</span></li></ul>
+    ${o.search.zero_result_queries?.length ? html`<h3>Asked for and not found: a runbook to write?</h3><table id="rag-zero"><thead><tr><th scope="col">Query</th><th scope="col" class="num">Times</th><th scope="col">Last</th></tr></thead>
+      <tbody>${o.search.zero_result_queries.map((z) => html`<tr><td>${z.text}</td><td class="num">${z.count}</td><td>${when(z.last)}</td></tr>`)}</tbody></table>`
+      : html`<p class="muted">Every search of the window found something.</p>`}`}</${Loaded}></section>`;
+}
+
+function bytes(n) {
+  if (!n) return '0 B';
+  const u = ['B', 'KB', 'MB', 'GB'];
+  const i = Math.min(u.length - 1, Math.floor(Math.log(n) / Math.log(1024)));
+  return (n / 1024 ** i).toFixed(i ? 1 : 0) + ' ' + u[i];
 }

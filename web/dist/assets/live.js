@@ -35,6 +35,11 @@ export function toolCard(call) {
     subject: { tool: call.name, command: typeof args.command === 'string' ? args.command : '' },
     // stream appends live output (tool.output).
     stream(text) {
+      if (el.classList.contains('waiting')) { // approved: it runs now
+        el.classList.remove('waiting');
+        status.className = 'badge badge-running tool-status';
+        status.textContent = 'running';
+      }
       details.hidden = false;
       if (!details.open) details.open = true;
       out.textContent += text;

@@ -30,7 +30,11 @@ export async function render(view, ctx) {
   wireForm(form, errors, async () => {
     const body = { name: name.value.trim() };
     if (desc.value.trim()) body.description = desc.value.trim();
+    const first = ctx.app.projects.length === 0;
     const p = await api('/api/projects', { method: 'POST', body });
+    // A first project made here (the wizard skipped, or an invited person
+    // starting their own) finishes the onboarding: the wizard stays away.
+    if (first) await api('/api/onboarding/complete', { method: 'POST' }).catch(() => null);
     await ctx.chooseProject(p.id); // remembered before the selector shows it
     await ctx.loadContext();
     form.reset();

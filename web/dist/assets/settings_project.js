@@ -1,5 +1,6 @@
 // Project settings: members and project roles, secrets (write-only), rules
-// with the dry-run check, budgets with spend bars, monitoring integrations.
+// with the dry-run check, budgets with spend bars, monitoring integrations,
+// the project's instructions to the agent and its feature switches.
 
 import { html, mount, useState, useLoad, Loaded, Form, Field, Select, Button, Badge, Tabs, Bar, when, api, pj } from './ui.js';
 import { currentProject } from './api.js';
@@ -9,14 +10,15 @@ import { CommandPolicy } from './command_policy.js';
 export function render(view, ctx) { mount(view, html`<${ProjectSettings} ctx=${ctx} />`); }
 
 const tabs = [{ id: 'members', label: 'Members' }, { id: 'secrets', label: 'Secrets' }, { id: 'rules', label: 'Rules' },
-  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'connectors', label: 'Connectors' }, { id: 'network', label: 'Network' }, { id: 'sandbox', label: 'Sandbox' }];
+  { id: 'budget', label: 'Budget' }, { id: 'integrations', label: 'Integrations' }, { id: 'connectors', label: 'Connectors' }, { id: 'network', label: 'Network' }, { id: 'sandbox', label: 'Sandbox' },
+  { id: 'agent', label: 'Agent' }, { id: 'features', label: 'Features' }];
 
 function ProjectSettings({ ctx }) {
   const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || ctx.tab || 'members');
   const project = ctx.app.projects.find((p) => p.id === currentProject()) || {};
   const org = ctx.app.orgs.find((o) => o.current) || {};
   function change(id) { setTab(id); const alias = { connectors: '/connectors', integrations: '/integrations' }[id]; history.replaceState(null, '', alias || '/settings?tab=' + id); ctx.markNav?.(alias || '/settings'); }
-  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, connectors: Connectors, network: Network, sandbox: SandboxProfile }[tab] || Members;
+  const Panel = { members: Members, secrets: Secrets, rules: Rules, budget: Budget, integrations: Integrations, connectors: Connectors, network: Network, sandbox: SandboxProfile, agent: AgentSettings, features: FeatureFlags }[tab] || Members;
   return html`<div class="page" id="project-settings"><h1>Settings of ${project.name || 'the project'}</h1>
     <${Tabs} tabs=${tabs} current=${tab} onChange=${change} label="Project settings" />
     <div role="tabpanel" id="tabpanel" aria-labelledby=${'tab-' + tab}><${Panel} project=${project} org=${org} /></div></div>`;
@@ -161,4 +163,30 @@ function SandboxProfile() {
       await pj('/api/sandbox-profile', { method: 'PUT', body: { allow_paths: d.allow_paths.split('\n').map((x) => x.trim()).filter(Boolean) } }); setMsg('Saved.'); r.reload(); }}>
       <label>One absolute path per line (empty: no restriction)<textarea name="allow_paths" rows="5" class="mono" defaultValue=${(p.allow_paths || []).join('\n')} placeholder="/srv/app"></textarea></label>
       <button type="submit">Save</button></${Form}><p role="status">${msg}</p>`}</${Loaded}></section>`;
+}
+
+// AgentSettings: the project's own instructions to the agent (added after
+// the platform's prompt, never replacing its rules or approvals) and the
+// evidence pack's budget (GET and PUT /api/agent-settings).
+function AgentSettings() {
+  const r = useLoad((signal) => pj('/api/agent-settings', { signal }));
+  const [msg, setMsg] = useState('');
+  return html`<section aria-labelledby="agent-title"><h2 id="agent-title">Agent</h2>
+    <p class="muted">What every run in this project should know: naming, where things live, who owns what. It is added after the platform's own prompt; rules and approvals still apply.</p>
+    <${Loaded} r=${r}>${(a) => html`<${Form} id="agent-settings-form" label="Agent settings" onSubmit=${async (d) => {
+      await pj('/api/agent-settings', { method: 'PUT', body: { instructions: d.instructions, evidence_budget_tokens: d.evidence_budget_tokens ?? 0 } }); setMsg('Saved.'); r.reload(); }}>
+      <label>Project instructions<textarea name="instructions" rows="8" maxlength="20000" defaultValue=${a.instructions} placeholder="Production databases are db1 and db2; never restart them without the DBA on call."></textarea></label>
+      <${Field} label="Evidence budget (tokens; empty or 0: the default, 8000)" name="evidence_budget_tokens" type="number" min="0" max="100000" step="1" defaultValue=${a.evidence_budget_tokens || ''} />
+      <button type="submit">Save</button></${Form}>
+      <p role="status" id="agent-settings-status">${msg || (a.updated_at ? 'Last changed ' + when(a.updated_at) + '.' : '')}</p>`}</${Loaded}></section>`;
+}
+
+// FeatureFlags: what is switched on for this project (GET …/feature-flags).
+const flagNames = { agent_chat: 'Chat with the agent', tasks: 'Tasks', webhooks: 'Webhooks', mcp: 'MCP access for agents and IDEs', knowledge: 'Knowledge base', approvals: 'Approvals' };
+function FeatureFlags({ project }) {
+  const r = useLoad((signal) => api('/api/projects/' + project.id + '/feature-flags', { signal }), [project.id]);
+  return html`<section aria-labelledby="flags-title"><h2 id="flags-title">Features</h2>
+    <p class="muted">The parts of opsagent this project uses.</p>
+    <${Loaded} r=${r}>${(f) => html`<table id="feature-flags"><thead><tr><th scope="col">Feature</th><th scope="col">State</th></tr></thead>
+      <tbody>${Object.entries(f.flags).sort(([a], [b]) => a.localeCompare(b)).map(([k, on]) => html`<tr data-flag=${k}><td>${flagNames[k] || k}<br /><code class="muted">${k}</code></td><td><${Badge} s=${on ? 'enabled' : 'disabled'} /></td></tr>`)}</tbody></table>`}</${Loaded}></section>`;
 }

@@ -6,6 +6,32 @@
 import { html, mount, useState, useRef, useLoad, Loaded, Form, Button, Badge, Link, when, money, api, pj } from './ui.js';
 import { TaskForm, draftBody } from './task_form.js';
 import { newKey } from './forms.js';
+import { ChatTarget } from './chat_target.js';
+
+// Stats: the project's tasks at a glance (GET /api/tasks/stats).
+function Stats() {
+  const r = useLoad((signal) => pj('/api/tasks/stats?days=7', { signal }));
+  return html`<${Loaded} r=${r}>${(s) => html`<ul class="tiles" id="task-stats" aria-label="Tasks at a glance">
+    <li class="tile"><span class="tile-value">${s.enabled} of ${s.total}</span><span class="tile-label">enabled (${s.scheduled} on a schedule)</span></li>
+    <li class="tile"><span class="tile-value">${s.runs}</span><span class="tile-label">runs in ${s.window_days} days</span></li>
+    <li class="tile"><span class="tile-value">${s.failed}</span><span class="tile-label">failed or timed out</span></li>
+    <li class="tile"><span class="tile-value">${s.success_rate == null ? '—' : Math.round(s.success_rate * 100) + '%'}</span><span class="tile-label">success rate</span></li>
+    <li class="tile"><span class="tile-value">${s.running + s.pending}</span><span class="tile-label">running or waiting</span></li>
+    <li class="tile"><span class="tile-value">${s.next_run_at ? when(s.next_run_at) : '—'}</span><span class="tile-label">${s.next_task_name ? 'next: ' + s.next_task_name : 'nothing scheduled'}</span></li>
+  </ul>`}</${Loaded}>`;
+}
+
+// NextRun: what the saved task's next run will do (GET /api/tasks/{id}/preview):
+// its fires, the prompt as the agent receives it, the rules and budget.
+function NextRun({ id }) {
+  const r = useLoad((signal) => pj('/api/tasks/' + id + '/preview?count=5', { signal }), [id]);
+  return html`<details class="card" id="task-next-run"><summary>What the next run will do</summary><${Loaded} r=${r}>${(p) => html`
+    <h3>Next fires (${p.timezone})</h3>${p.next_runs.length ? html`<ol class="next-runs">${p.next_runs.map((n) => html`<li><time datetime=${n.at}>${n.local}</time></li>`)}</ol>` : html`<p class="muted">On demand only.</p>`}
+    ${p.warnings?.length ? html`<ul class="warnings">${p.warnings.map((w) => html`<li class="error">${w}</li>`)}</ul>` : null}
+    <h3>Prompt the agent receives</h3><pre class="task-prompt">${p.prompt}</pre>
+    <p class="muted">Budget per run: ${p.budget.max_steps} steps, ${p.budget.timeout_seconds} s, ${money(p.budget.max_cost_usd)}. ${p.rules.length ? p.rules.length + ' rule(s) apply:' : 'No rules apply.'}</p>
+    ${p.rules.length ? html`<ul>${p.rules.map((x) => html`<li><${Badge} s=${x.kind} /> ${x.text} <span class="muted">(${x.scope})</span></li>`)}</ul>` : null}`}</${Loaded}></details>`;
+}
 
 export function render(view) { mount(view, html`<${Tasks} />`); }
 
@@ -21,6 +47,7 @@ function Tasks() {
   }
   return html`<div class="page" id="tasks-page"><h1>Tasks</h1>
     <${Loaded} r=${r}>${([page, templates]) => html`
+      <${Stats} key=${page.total} />
       <${Create} templates=${templates} onMade=${(t) => { setNotice('Created ' + t.name + (t.enabled ? '.' : ' (disabled).')); r.reload(); }} />
       <div role="status" class="muted" id="tasks-notice">${notice}</div>
       ${page.items.length === 0 ? html`<p class="empty">No tasks yet. Create one from a template above.</p>` : html`
@@ -88,6 +115,8 @@ function Detail({ id, onChanged, onDeleted }) {
       <${Button} class="secondary" id="task-clone" onClick=${async () => { const c = await pj('/api/tasks/' + id + '/clone', { method: 'POST' }); onChanged('Cloned as ' + c.name + ' (disabled).'); }}>Clone</${Button}>
       <${Link} href=${'/webhooks/' + id} class="button secondary">Webhook</${Link}>
       <${Button} class="danger" id="task-delete" confirm=${'Delete ' + t.name + '? Its past runs stay.'} onClick=${async () => { await pj('/api/tasks/' + id, { method: 'DELETE' }); onDeleted('Deleted ' + t.name + '.'); }}>Delete</${Button}></div></header>
+    <${NextRun} id=${id} key=${t.updated_at} />
+    <${ChatTarget} id="task-channel" taskId=${id} what="this task's approvals and outcomes" />
     <${TaskForm} id="task-edit" task=${t} submit="Save changes" onSubmit=${async (d) => { await pj('/api/tasks/' + id, { method: 'PATCH', body: draftBody(d) }); onChanged('Saved ' + d.name + '.'); r.reload(); }} />
     <h3>Recent runs</h3>
     ${runs.items.length === 0 ? html`<p class="empty">No runs yet.</p>` : html`<table id="task-runs"><thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Outcome</th><th scope="col">Cost</th></tr></thead>

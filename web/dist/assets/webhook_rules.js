@@ -1,8 +1,10 @@
 // Routing rules of a webhook, in evaluation order: create, edit in place,
-// enable, delete. A condition is compiled by the server on save; its error
-// (422 detail) is shown under the form.
+// enable, delete, and the chat each rule's approvals and runs post to. A
+// condition is compiled by the server on save; its error (422) is shown
+// beside the condition field.
 
 import { html, useState, useLoad, Loaded, Form, Field, Button, Badge, ErrorLine, when, pj } from './ui.js';
+import { ChatTarget } from './chat_target.js';
 
 const help = 'An expression over event, provider, alert (labels, severity, status), alerts, payload and headers, e.g. alert.severity == "critical" && provider == "alertmanager".';
 
@@ -24,7 +26,8 @@ export function RoutingRules({ taskId }) {
         : html`<div class="row"><strong>${x.name}</strong> <${Badge} s=${x.enabled ? 'enabled' : 'disabled'} />${x.requires_approval ? html` <span class="badge badge-waiting">asks a person</span>` : null}</div>
           <code>${x.condition || 'always'}</code><span class="muted"> · priority ${x.priority} · runs ${(tasks.items.find((t) => t.id === x.target_task_id) || {}).name || 'this task'}</span>
           <div class="actions"><button type="button" class="secondary" onClick=${() => setEditing(x.id)}>Edit<span class="visually-hidden"> ${x.name}</span></button>
-            <${Button} class="danger" confirm=${'Delete rule ' + x.name + '?'} onClick=${async () => { await pj(base + '/' + x.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> ${x.name}</span></${Button}></div>`}
+            <${Button} class="danger" confirm=${'Delete rule ' + x.name + '?'} onClick=${async () => { await pj(base + '/' + x.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> ${x.name}</span></${Button}></div>
+          <${ChatTarget} id=${'rule-channel-' + x.id} taskId=${taskId} ruleId=${x.id} what=${'the approvals and runs of ' + x.name} />`}
         </li>`)}</ol>`}
       <details><summary>Add a routing rule</summary>
         <${RuleForm} events=${events.items} taskId=${taskId} id="routing-rule-create" tasks=${tasks.items} submit="Add rule" reset

@@ -31,6 +31,9 @@ type Run struct {
 	// as data, and an executor that uses it directly must do the same.
 	Input  string
 	Budget Budget
+	// Resume: the run was cut (a stop, a crash, a dead server) and goes on
+	// from its last checkpoint, in the same session; Prompt is not used.
+	Resume bool
 }
 
 // Budget bounds one run. The executor enforces steps and cost; the
@@ -59,6 +62,11 @@ type Outcome struct {
 	// its end-of-run event there: whoever sees that event and then reads the
 	// session reads the run's final status, never "running".
 	Saved func(status, reason string)
+	// Suspended: a shutdown stopped the run at a checkpoint (or it was
+	// already resumed elsewhere, or ended): the scheduler records no outcome
+	// and posts none. The run stays running, to resume from its checkpoint
+	// (Tasks.Recover), so it ends once, with one result.
+	Suspended bool
 }
 
 // Executor runs one task run to its end. The agent implements it; the

@@ -108,10 +108,13 @@ func NewTasks(db *store.DB, o TaskOptions) *Tasks {
 		wake: make(chan struct{}, 1), orgRunning: map[string]int{}, taskBusy: map[string]bool{}}
 }
 
-// Recover is the start-up step: runs left running by a stopped process are
-// failed (not re-run: the agent may already have acted), then the pending
-// runs recorded before the stop are dispatched. A fire recorded but not yet
-// dispatched when the process died therefore runs exactly once.
+// Recover is the start-up step: runs left running by a stopped process
+// resume from their last checkpoint (the executor repeats no step it had
+// completed and runs no change it had started blindly); those that cannot
+// (no checkpoint, or waiting for a decision) are failed, not re-run: the
+// agent may already have acted. Then the pending runs recorded before the
+// stop are dispatched. A fire recorded but not yet dispatched when the
+// process died therefore runs exactly once.
 func (e *Tasks) Recover(ctx context.Context) error {
 	// On a cluster only the runs no live server holds (store.FailOrphanedRuns).
 	n, err := e.db.FailOrphanedRuns(ctx, "interrupted: the server stopped while this run was in progress")
@@ -121,8 +124,48 @@ func (e *Tasks) Recover(ctx context.Context) error {
 	if n > 0 {
 		e.log.Warn("task runs interrupted by the last stop marked failed", "count", n)
 	}
+	if _, err := e.ResumeInterrupted(ctx); err != nil {
+		return fmt.Errorf("task scheduler recover: %w", err)
+	}
 	_, err = e.Dispatch(ctx)
 	return err
+}
+
+// ResumeInterrupted hands the executor again, with Run.Resume, every task
+// run cut by a stop, a crash or a dead server that left a checkpoint and
+// that no live server holds (store.TryHoldRun). A resumed run takes its
+// task's slot and its org's like any run, beyond the org's limit (it had
+// one when it was cut). It returns how many it resumed.
+func (e *Tasks) ResumeInterrupted(ctx context.Context) (int, error) {
+	if e.base.Err() != nil {
+		return 0, nil
+	}
+	runs, err := e.db.FindInterruptedRuns(ctx, 500)
+	if err != nil {
+		return 0, err
+	}
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	n := 0
+	for _, p := range runs {
+		if e.taskBusy[p.Task.ID] {
+			continue // executing here
+		}
+		release, ok, err := e.db.TryHoldRun(ctx, p.Session.ID)
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			continue // live on another server
+		}
+		e.taskBusy[p.Task.ID] = true
+		e.orgRunning[p.Task.OrgID]++
+		e.log.Info("resuming an interrupted task run", "task_id", p.Task.ID, "session_id", p.Session.ID, "trigger", p.Session.TriggerSource)
+		e.wg.Add(1)
+		go e.run(p, true, release)
+		n++
+	}
+	return n, nil
 }
 
 // wakeGap is the least time between two ticks asked for by Wake: a run
@@ -157,6 +200,7 @@ func (e *Tasks) Start(ctx context.Context) error {
 		t := time.NewTicker(e.opt.TickInterval)
 		defer t.Stop()
 		var lastWoken time.Time
+		lastResume := time.Now() // Recover just resumed what there was
 		for {
 			select {
 			case <-ctx.Done():
@@ -187,13 +231,22 @@ func (e *Tasks) Start(ctx context.Context) error {
 				continue
 			}
 			if !leads {
-				// Taking over: the runs the last leader left running are
-				// failed as interrupted (never re-run), its pending ones dispatched.
+				// Taking over: the runs the last leader left running resume
+				// from their checkpoints (or fail as interrupted without
+				// one), its pending ones are dispatched.
 				if err := e.Recover(ctx); err != nil {
 					e.log.Error("task scheduler takeover", "err", err)
 					continue
 				}
 				leads = true
+			}
+			if e.db.Shared() && time.Since(lastResume) >= store.RunLease {
+				// A run of a server that died (its run lock gone with it)
+				// goes on here, within about one lease.
+				lastResume = time.Now()
+				if _, err := e.ResumeInterrupted(ctx); err != nil && ctx.Err() == nil {
+					e.log.Error("task runs not resumed", "err", err)
+				}
 			}
 			if _, err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 				e.log.Error("task scheduler tick", "err", err)
@@ -345,7 +398,7 @@ func (e *Tasks) dispatchLocked(ctx context.Context) (int, error) {
 		}
 		started++
 		e.wg.Add(1)
-		go e.execute(*p)
+		go e.run(*p, false, nil)
 	}
 	return started, err
 }
@@ -359,13 +412,16 @@ func (e *Tasks) releaseLocked(taskID, orgID string) {
 	}
 }
 
-func (e *Tasks) execute(p store.PendingRun) {
+// run executes one run (resume: from its checkpoint, see ResumeInterrupted),
+// saves its outcome and frees its slots; release, when set, gives up the
+// run lock ResumeInterrupted took.
+func (e *Tasks) run(p store.PendingRun, resume bool, release func()) {
 	defer e.wg.Done()
 	t := &p.Task
 	budget := Budget{MaxSteps: t.MaxSteps, TimeoutSeconds: t.TimeoutSeconds, MaxCostUSD: t.MaxCostUSD}
 	run := &Run{SessionID: p.Session.ID, TaskID: t.ID, OrgID: t.OrgID, ProjectID: t.ProjectID, TaskName: t.Name,
 		AgentType: t.AgentType, TriggerSource: p.Session.TriggerSource, ScheduledFor: p.ScheduledFor,
-		MissedFires: p.MissedFires, CreatedBy: p.Session.CreatedBy, Budget: budget, Input: p.Input}
+		MissedFires: p.MissedFires, CreatedBy: p.Session.CreatedBy, Budget: budget, Input: p.Input, Resume: resume}
 	run.Prompt = RenderPrompt(PromptInput{TaskName: t.Name, Description: t.Description, Prompt: t.Prompt,
 		AgentType: t.AgentType, Trigger: run.TriggerSource, ScheduledFor: p.ScheduledFor, Timezone: t.Timezone,
 		MissedFires: p.MissedFires, Budget: budget, Input: p.Input})
@@ -374,6 +430,16 @@ func (e *Tasks) execute(p store.PendingRun) {
 	out, err := e.safeExecute(ctx, run)
 	deadline := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	cancel()
+	if release != nil {
+		release()
+	}
+	if err == nil && out.Suspended {
+		// Checkpointed for a resume (or resumed elsewhere): the run is not
+		// over, so neither its status nor its task's last run changes.
+		e.log.Info("task run interrupted; it resumes from its last checkpoint", "task_id", t.ID, "session_id", run.SessionID)
+		e.freeSlots(t.ID, t.OrgID)
+		return
+	}
 	tr := store.SessionTransition{To: out.Status, Reason: out.Reason, Model: out.Model, Summary: out.Summary,
 		TokensIn: out.TokensIn, TokensOut: out.TokensOut, Cost: out.Cost}
 	switch {
@@ -400,12 +466,17 @@ func (e *Tasks) execute(p store.PendingRun) {
 		out.Saved(tr.To, tr.Reason)
 	}
 	e.log.Info("task run ended", "task_id", t.ID, "session_id", run.SessionID, "status", tr.To, "reason", tr.Reason)
+	e.freeSlots(t.ID, t.OrgID)
+}
+
+// freeSlots releases an ended run's slots and starts what waits (queued
+// runs, runs over the org limit), unless a Dispatch that began after this
+// release did already.
+func (e *Tasks) freeSlots(taskID, orgID string) {
 	e.dispatchMu.Lock()
-	e.releaseLocked(t.ID, t.OrgID)
+	e.releaseLocked(taskID, orgID)
 	e.freed = true
 	e.dispatchMu.Unlock()
-	// A slot is free: start what waits (queued runs, runs over the org
-	// limit), unless a Dispatch that began after this release did already.
 	if _, err := e.dispatchFreed(); err != nil && e.base.Err() == nil {
 		e.log.Error("task dispatch", "err", err)
 	}

@@ -86,10 +86,11 @@ var changeFields = []string{"title", "kind", "service", "environment", "descript
 
 // ChangePage is a page of changes, newest first.
 type ChangePage struct {
-	Items  []ChangeOut `json:"items"`
-	Total  int         `json:"total"`
-	Limit  int         `json:"limit"`
-	Offset int         `json:"offset"`
+	Items       []ChangeOut `json:"items"`
+	Total       int         `json:"total" doc:"how many changes match, counted up to 1000 (see total_capped)"`
+	TotalCapped bool        `json:"total_capped" doc:"more than total match: the count stops at 1000 so that a page of a large feed stays fast"`
+	Limit       int         `json:"limit"`
+	Offset      int         `json:"offset"`
 }
 
 // ChangeQuery filters GET /api/changes.
@@ -147,11 +148,11 @@ func (s *Server) handleListChanges(c *Ctx) error {
 		}
 		f.Labels[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	cs, total, err := s.db.ListChanges(c.Context(), f)
+	cs, total, err := s.db.ListChangesCounted(c.Context(), f)
 	if err != nil {
 		return err
 	}
-	page := ChangePage{Items: make([]ChangeOut, 0, len(cs)), Total: total, Limit: q.Limit, Offset: q.Offset}
+	page := ChangePage{Items: make([]ChangeOut, 0, len(cs)), Total: total.N, TotalCapped: total.Capped, Limit: q.Limit, Offset: q.Offset}
 	for i := range cs {
 		page.Items = append(page.Items, changeOut(&cs[i]))
 	}

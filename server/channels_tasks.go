@@ -253,6 +253,9 @@ type channelTaskExecutor struct {
 // Execute runs the task and posts its outcome.
 func (e channelTaskExecutor) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Outcome, error) {
 	out, err := e.inner.Execute(ctx, run)
+	if err == nil && out.Suspended {
+		return out, nil // not over: the resumed run posts its one result
+	}
 	status, detail := out.Status, out.Summary
 	if status == "" {
 		status = store.SessionCompleted

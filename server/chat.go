@@ -27,7 +27,7 @@ import (
 //	usage             {step, usage, total, cost}: tokens of the model call and running totals
 //	tool.call         {step, call_id, name, arguments}: the model called a tool
 //	tool.output       {step, call_id, name, host, text, dropped?}: live output of a running command on a
-//	                  connector, in order, secrets masked; capped per call (a last one with dropped=true
+//	                  connector or on the server (host "server"), in order, secrets masked; capped per call (a last one with dropped=true
 //	                  says how much was not streamed; tool.result keeps the head and the tail)
 //	tool.result       {step, call_id, name, output, is_error, blocked, truncated, duration_ms}
 //	approval.required runner.ApprovalRequired: the turn stopped for a person's decision

@@ -229,6 +229,15 @@ func TestInvestigationEvidenceAndFinding(t *testing.T) {
 		b, _ := json.Marshal(changes.Items)
 		t.Fatalf("the approved action in the change feed: %s", b)
 	}
+	// And on the incident's timeline, which runs until the incident is resolved.
+	var onTimeline bool
+	for _, e := range c.must(200, "GET", "/api/incidents/"+inc, nil).JSON()["timeline"].([]any) {
+		m := e.(map[string]any)
+		onTimeline = onTimeline || m["kind"] == "change" && strings.Contains(m["text"].(string), "echo rollback >> rollback.log")
+	}
+	if !onTimeline {
+		t.Fatal("the approved action is not on the incident's timeline")
+	}
 }
 
 // An investigation's finding is posted as one message to the incident's

@@ -172,7 +172,7 @@ func (db *DB) FailOrphanedRuns(ctx context.Context, reason string) (int, error) 
 }
 
 const queryOrphanedRuns = `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id
-		WHERE s.status = 'running' AND s.last_activity < ?`
+		WHERE s.status = 'running' AND s.last_activity < ? AND ` + notResumable
 
 func (db *DB) failOrphanedRuns(ctx context.Context, reason string) (int, error) {
 	return db.failUnheld(ctx, reason, queryOrphanedRuns)

@@ -36,7 +36,9 @@ func (db *DB) SaveCheckpoint(ctx context.Context, sessionID string, evs []Sessio
 		if _, err := tx.ExecContext(ctx, upsertCheckpoint, sessionID, state, 0, now, now); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET last_activity = ? WHERE id = ?`, now, sessionID)
+		// A turn that checkpoints runs: a task run's turn after a decision
+		// is no longer waiting for it (its resume finds it: FindInterruptedRuns).
+		_, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET last_activity = ?, waiting_approval = 0 WHERE id = ?`, now, sessionID)
 		return err
 	})
 }
@@ -46,13 +48,15 @@ func deleteCheckpointTx(ctx context.Context, tx *Tx, sessionID string) error {
 	return err
 }
 
-// CheckpointedRuns lists the sessions still running (not waiting for a
-// decision) whose turn left a checkpoint: on one server at start, every
+// CheckpointedRuns lists the chat sessions still running (not waiting for a
+// decision) whose turn left a checkpoint (task runs are the scheduler's to
+// resume: FindInterruptedRuns): on one server at start, every
 // such turn was cut by the last stop; on a cluster the caller takes each
 // one's run lock (TryHoldRun) before resuming it, so a live turn is skipped.
 func (db *DB) CheckpointedRuns(ctx context.Context) ([]RunCheckpoint, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT c.session_id, s.org_id, s.project_id FROM run_checkpoints c
 		JOIN agent_sessions s ON s.id = c.session_id WHERE s.status = 'running' AND s.waiting_approval = 0
+		AND NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.session_id = c.session_id)
 		ORDER BY c.updated_at LIMIT 500`)
 	if err != nil {
 		return nil, err
@@ -133,4 +137,24 @@ func (db *DB) DecidedWaits(ctx context.Context) ([]DecidedWait, error) {
 		out = append(out, w)
 	}
 	return out, rows.Err()
+}
+
+// queryInterruptedTaskRuns: running task runs that left a checkpoint and
+// wait for no decision ('running' spelled out for the partial index).
+const queryInterruptedTaskRuns = pendingRunCols + `
+	WHERE s.status = 'running' AND s.waiting_approval = 0
+	AND EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.session_id = s.id)
+	ORDER BY s.created_at LIMIT ?`
+
+// FindInterruptedRuns lists task runs (scheduled, manual, webhook) still
+// running with a checkpoint, with their task's settings, oldest first: on
+// one server at start every one was cut by the last stop; on a cluster the
+// scheduler takes each one's run lock (TryHoldRun) before resuming it, so a
+// run live on another server is skipped.
+func (db *DB) FindInterruptedRuns(ctx context.Context, limit int) ([]PendingRun, error) {
+	rows, err := db.readRows(ctx, queryInterruptedTaskRuns, limit)
+	if err != nil {
+		return nil, err
+	}
+	return scanRunsInStatus(rows, SessionRunning, nil)
 }

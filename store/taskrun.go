@@ -321,6 +321,11 @@ func (db *DB) pendingRunsByID(ctx context.Context, query string, ids []any, out 
 	if err != nil {
 		return nil, err
 	}
+	return scanRunsInStatus(rows, SessionPending, out)
+}
+
+// scanRunsInStatus reads pendingRunCols rows, keeping those in status want.
+func scanRunsInStatus(rows *sql.Rows, want string, out []PendingRun) ([]PendingRun, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var p PendingRun
@@ -332,11 +337,11 @@ func (db *DB) pendingRunsByID(ctx context.Context, query string, ids []any, out 
 			&p.Session.ID, &p.Session.TriggerSource, &createdBy, &created, &p.Input, &status); err != nil {
 			return nil, err
 		}
-		if status != SessionPending {
+		if status != want {
 			continue
 		}
 		p.ScheduledFor = scanNullTS(sched)
-		p.Session.OrgID, p.Session.ProjectID, p.Session.TaskID, p.Session.Status = t.OrgID, t.ProjectID, t.ID, SessionPending
+		p.Session.OrgID, p.Session.ProjectID, p.Session.TaskID, p.Session.Status = t.OrgID, t.ProjectID, t.ID, want
 		p.Session.CreatedBy, p.Session.CreatedAt = createdBy.String, ParseTS(created)
 		out = append(out, p)
 	}
@@ -360,12 +365,19 @@ func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool,
 
 // queryInterruptedRuns spells 'running' out: agent_sessions_running is a
 // partial index (migration 0154), which serves a literal, not a bound value.
+// A run that left a checkpoint and is not waiting for a decision is not
+// failed: it resumes from its checkpoint (FindInterruptedRuns).
 const queryInterruptedRuns = `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id
-	WHERE s.status = 'running'`
+	WHERE s.status = 'running' AND ` + notResumable
 
-// FailInterruptedRuns marks task runs left running by a stopped process as
-// failed with reason. They are not run again: the agent may already have
-// acted, and running twice is worse than reporting the interruption.
+// notResumable: a running task run s that cannot resume from a checkpoint.
+const notResumable = `NOT (s.waiting_approval = 0 AND EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.session_id = s.id))`
+
+// FailInterruptedRuns marks task runs left running by a stopped process,
+// and that cannot resume, as failed with reason: those that never
+// checkpointed, and those waiting for a decision (a task run waits inside
+// its process). They are not run again: the agent may already have acted.
+// The others resume from their last completed step (FindInterruptedRuns).
 func (db *DB) FailInterruptedRuns(ctx context.Context, reason string) (int, error) {
 	var n int
 	err := db.Write(ctx, func(tx *Tx) error {

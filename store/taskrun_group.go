@@ -79,6 +79,9 @@ func finishTaskRuns(ctx context.Context, tx *Tx, reqs []runFinish, _ []struct{})
 		if _, err := tx.ExecContext(ctx, updateTaskRunEnded, r.t.To, lastErr, r.taskID, r.sessionID); err != nil {
 			return err
 		}
+		if err := deleteCheckpointTx(ctx, tx, r.sessionID); err != nil { // ended: nothing to resume
+			return err
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@
 // .ci/bench.sh, which builds the binaries:
 //
 //	.ci/bench.sh [-secs 5] [-rounds 3] [rows...]   rows: me tasks refresh login rss coldstart ingest
+//	.ci/bench.sh evidence changes                   issue 36's rows (not in the default set)
 //
 // Every server runs with default settings; the few setup-only flags used
 // (--signup open, so the load can register many accounts) are named in the
@@ -71,6 +72,10 @@ func main() {
 			line, err = rowColdStart(sub)
 		case "ingest":
 			line, err = rowIngest(sub)
+		case "evidence":
+			line, err = rowEvidence(sub)
+		case "changes":
+			line, err = rowChanges(sub)
 		default:
 			err = fmt.Errorf("unknown row %q", r)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/opsagent/opsagent/store"
 )
 
-// Chat turns are checkpointed at every step boundary (issue 34): the
+// Chat turns and task runs are checkpointed at every step boundary (issue 34): the
 // transcript so far and the turn's state below, in the same transaction as
 // the step's events (persist writes both). A turn cut by a shutdown, a
 // kill -9 or a dead node resumes from there (resume.go).
@@ -47,6 +47,9 @@ type checkpointState struct {
 	Started   *agent.Call     `json:"started,omitempty"`
 	Approval  *agent.Approval `json:"approval,omitempty"` // a decision not yet applied
 	Resumes   int             `json:"-"`                  // from the row (store.RunCheckpoint)
+	// A task run's cost cap, and its counters from turns before this one.
+	MaxCost float64    `json:"max_cost,omitempty"`
+	Before  taskTotals `json:"before"`
 }
 
 // durableTurn checkpoints one chat turn.
@@ -89,7 +92,7 @@ func (h *hub) takeCheckpoint() *cpRequest {
 	return cp
 }
 
-// durable prepares a chat turn's checkpoints: it writes the first one (the
+// durable prepares a turn's checkpoints (a chat turn's, a task run's): it writes the first one (the
 // turn's history), sets cfg's hook and resume point, and returns emit
 // wrapped so that a turn stopped by a shutdown does not report itself
 // cancelled (it is not: it resumes).
@@ -105,7 +108,8 @@ func (r *Runner) durable(spec turnSpec, cfg *agent.Config, emit func(agent.Event
 			cfg.From.Started = st.Started.ID
 		}
 	} else {
-		d.state = checkpointState{Info: spec.info, AgentType: spec.agentTyp, Turn: spec.turn, MaxSteps: spec.maxSteps, Approval: spec.approval}
+		d.state = checkpointState{Info: spec.info, AgentType: spec.agentTyp, Turn: spec.turn, MaxSteps: spec.maxSteps, Approval: spec.approval,
+			MaxCost: spec.maxCost, Before: spec.before}
 		d.write(spec.history, d.state)
 	}
 	d.calls.Store(int64(d.state.ToolCalls))

@@ -40,6 +40,8 @@ func (r *Runner) awaitDecision(ctx context.Context, lr *liveRun, info RunInfo, a
 			if d, ok := r.storedDecision(ctx, info, approvalID, p); ok {
 				return d, nil
 			}
+		case <-r.drainStarted:
+			return agent.Approval{}, errDrained
 		case <-ctx.Done():
 			return agent.Approval{}, ctx.Err()
 		}

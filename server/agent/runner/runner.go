@@ -12,6 +12,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -85,7 +86,14 @@ type Runner struct {
 	// draining: the server is stopping; new turns are refused and live ones
 	// end at their next checkpoint (resume.go).
 	draining atomic.Bool
+	// drainStarted is closed by Drain: a task run waiting for a decision
+	// stops waiting (a wait does not survive a restart; errDrained).
+	drainStarted chan struct{}
+	drainOnce    sync.Once
 }
+
+// errDrained ends a task run's wait for a decision when the server stops.
+var errDrained = errors.New("the server is shutting down")
 
 // liveRun is a turn in progress.
 type liveRun struct {
@@ -130,7 +138,8 @@ func New(d Deps) *Runner {
 		d.ResumeLimit = DefaultResumeLimit
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runner{d: d, log: d.Logger.With("component", "agent"), base: ctx, cancel: cancel, live: map[string]*liveRun{}}
+	return &Runner{d: d, log: d.Logger.With("component", "agent"), base: ctx, cancel: cancel, live: map[string]*liveRun{},
+		drainStarted: make(chan struct{})}
 }
 
 // Recover fails chats a stopped process left running without a checkpoint
@@ -147,11 +156,12 @@ func (r *Runner) Recover(ctx context.Context) {
 }
 
 // Drain begins the shutdown: new turns are refused (ErrDraining), and live
-// chat turns get ShutdownGrace to reach their next checkpoint and end
+// chat turns and task runs get ShutdownGrace to reach their next checkpoint and end
 // there, saved to be resumed. It returns when none is left or the grace
 // is over.
 func (r *Runner) Drain() {
 	r.draining.Store(true)
+	r.drainOnce.Do(func() { close(r.drainStarted) })
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()

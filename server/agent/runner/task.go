@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,12 +21,33 @@ import (
 func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Outcome, error) {
 	info := RunInfo{OrgID: run.OrgID, ProjectID: run.ProjectID, SessionID: run.SessionID, TaskID: run.TaskID,
 		UserID: run.CreatedBy, Source: store.SourceTask, TriggerSource: run.TriggerSource}
+	// run.Prompt already carries a webhook's event, fenced as data (scheduler.RenderPrompt).
+	spec := turnSpec{info: info, history: []llm.Message{{Role: llm.RoleUser, Content: run.Prompt}}, turn: 1,
+		maxSteps: run.Budget.MaxSteps, maxCost: run.Budget.MaxCostUSD, agentTyp: run.AgentType}
+	if r.draining.Load() {
+		return r.suspendUnstarted(ctx, run, spec)
+	}
+	// A task run is drained like a chat turn (Drain waits for it to reach a
+	// checkpoint) and cut with them when the grace is over.
+	r.wg.Add(1)
+	defer r.wg.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(r.base, cancel)()
+	var cp *store.RunCheckpoint
+	if run.Resume {
+		var err error
+		if cp, err = r.claimTaskCheckpoint(ctx, info, &spec); store.IsNotFound(err) {
+			return scheduler.Outcome{Suspended: true}, nil // it ended meanwhile: nothing to resume
+		} else if err != nil {
+			return scheduler.Outcome{}, err
+		}
+		info = spec.info
+	}
 	last, err := r.d.DB.LastSessionSeq(ctx, run.SessionID)
 	if err != nil {
 		return scheduler.Outcome{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	lr := &liveRun{hub: newHub(last + 1), cancel: cancel, ending: make(chan struct{}), finished: make(chan struct{}),
 		persisted: make(chan struct{}), decide: make(chan agent.Approval, 1)}
 	if !r.register(run.SessionID, lr) {
@@ -38,20 +60,32 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 	lr.end = func() { r.settleTurn(run.SessionID, lr, nil) }
 	// A run that returns its outcome hands the end over to the outcome's
 	// Saved (taskOutcome): done is published after the scheduler saved
-	// the final status. Any other return (a panic) ends here.
+	// the final status. Any other return (a panic, a suspension) ends here.
 	handedOver := false
 	defer func() {
 		if !handedOver {
 			lr.end()
 		}
 	}()
-
-	// run.Prompt already carries a webhook's event, fenced as data (scheduler.RenderPrompt).
-	spec := turnSpec{info: info, history: []llm.Message{{Role: llm.RoleUser, Content: run.Prompt}}, turn: 1,
-		maxSteps: run.Budget.MaxSteps, maxCost: run.Budget.MaxCostUSD, agentTyp: run.AgentType}
+	spec.durable = &durableTurn{r: r, lr: lr}
 	var total turnResult
+	if st := spec.resume; st != nil {
+		total.usage, total.cost, total.steps = st.Before.Usage, st.Before.Cost, st.Before.Steps
+		if cp.Resumes > r.d.ResumeLimit {
+			handedOver = true
+			return r.taskOutcome(ctx, lr, info.SessionID, info.TriggerSource, r.stopTaskResumed(lr, st, cp.Resumes))
+		}
+		r.log.Info("agent: resuming an interrupted task run", "session_id", info.SessionID, "from_step", st.Steps,
+			"resumes", cp.Resumes, "call_interrupted", st.Started != nil)
+	}
 	for {
+		spec.before = taskTotals{Usage: total.usage, Cost: total.cost, Steps: total.steps}
 		res := r.runTurn(ctx, spec, lr.hub)
+		res.toolCalls = int(spec.durable.calls.Load()) // the turn's, before an interruption too
+		if r.interrupted(lr, res) {
+			close(lr.ending)
+			return scheduler.Outcome{Suspended: true}, nil // its checkpoint stands; the run stays running
+		}
 		turnSteps := res.steps
 		total.usage = total.usage.Add(res.usage)
 		total.cost += res.cost
@@ -74,15 +108,76 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 		d, err := r.awaitDecision(ctx, lr, info, approvalID, res.pending)
 		if err != nil {
 			res.status = agent.StatusCancelled
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			switch {
+			case errors.Is(err, errDrained):
+				// A wait does not survive a restart: the run ends as a
+				// shutdown ends it, and says so.
+				res.status, res.reason = agent.StatusFailed, interruptedReason
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
 				res.status = agent.StatusTimeout
 			}
 			res.pending = nil
 			handedOver = true
 			return r.taskOutcome(ctx, lr, info.SessionID, info.TriggerSource, res)
 		}
-		spec.history, spec.approval, spec.turn = res.messages, &d, spec.turn+1
+		spec.history, spec.approval, spec.turn, spec.resume = res.messages, &d, spec.turn+1, nil
 	}
+}
+
+// taskTotals are a task run's counters from its turns before the current
+// one (a run that stopped for a decision goes on in a new turn).
+type taskTotals struct {
+	Usage llm.Usage `json:"usage"`
+	Cost  float64   `json:"cost"`
+	Steps int       `json:"steps"`
+}
+
+// claimTaskCheckpoint reads a cut task run's checkpoint, counting one more
+// resume, and points spec at it: the transcript so far, the turn and its
+// limits as they were.
+func (r *Runner) claimTaskCheckpoint(ctx context.Context, info RunInfo, spec *turnSpec) (*store.RunCheckpoint, error) {
+	cp, err := r.d.DB.ClaimCheckpoint(ctx, info.OrgID, info.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	var st checkpointState
+	if err := json.Unmarshal([]byte(cp.State), &st); err != nil {
+		return nil, fmt.Errorf("the run's checkpoint is unreadable: %w", err)
+	}
+	var msgs []llm.Message
+	if err := json.Unmarshal([]byte(cp.Messages), &msgs); err != nil {
+		return nil, fmt.Errorf("the run's checkpoint transcript is unreadable: %w", err)
+	}
+	st.Resumes = cp.Resumes
+	st.Info.OrgID, st.Info.ProjectID, st.Info.SessionID = cp.OrgID, cp.ProjectID, cp.SessionID
+	*spec = turnSpec{info: st.Info, history: msgs, turn: st.Turn, maxSteps: st.MaxSteps, maxCost: st.MaxCost,
+		agentTyp: st.AgentType, resume: &st}
+	return cp, nil
+}
+
+// stopTaskResumed ends a task run cut once too often: failed, with a
+// reason that says so and its counters (the scheduler saves them).
+func (r *Runner) stopTaskResumed(lr *liveRun, st *checkpointState, resumes int) turnResult {
+	reason := fmt.Sprintf("stopped: this run was interrupted and resumed %d times (the limit)", resumes-1)
+	lr.hub.publish(string(agent.EventError), agent.ErrorEvent{Code: "resume_limit", Message: reason}, r.d.Now())
+	r.log.Warn("agent: interrupted task run stopped at the resume limit", "session_id", st.Info.SessionID, "resumes", resumes-1)
+	return turnResult{status: agent.StatusFailed, reason: reason, usage: st.Before.Usage.Add(st.Usage),
+		cost: st.Before.Cost + st.Cost, steps: st.Before.Steps + st.Steps, toolCalls: st.ToolCalls}
+}
+
+// suspendUnstarted: a run dispatched while the server drains is not
+// started; its first checkpoint (its prompt) is written so that it starts
+// after the restart, and a resume it was to make waits for the restart.
+func (r *Runner) suspendUnstarted(ctx context.Context, run *scheduler.Run, spec turnSpec) (scheduler.Outcome, error) {
+	if run.Resume {
+		return scheduler.Outcome{Suspended: true}, nil
+	}
+	m, _ := encodeTranscript(spec.history, nil)
+	b, _ := json.Marshal(checkpointState{Info: spec.info, AgentType: spec.agentTyp, Turn: spec.turn, MaxSteps: spec.maxSteps, MaxCost: spec.maxCost})
+	if err := r.d.DB.SaveCheckpoint(context.WithoutCancel(ctx), run.SessionID, nil, m, string(b)); err != nil {
+		return scheduler.Outcome{}, err
+	}
+	return scheduler.Outcome{Suspended: true}, nil
 }
 
 // taskOutcome turns a task turn's result into the scheduler's Outcome,

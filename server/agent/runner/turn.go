@@ -18,8 +18,9 @@ type turnSpec struct {
 	maxSteps int
 	maxCost  float64 // USD for this run; 0 = no cap but the policy budget
 	agentTyp string
-	durable  *durableTurn     // checkpoints a chat turn (checkpoint.go); nil for task runs
+	durable  *durableTurn     // checkpoints the turn (checkpoint.go)
 	resume   *checkpointState // the checkpoint a resumed turn goes on from
+	before   taskTotals       // a task run's counters from its earlier turns, kept in its checkpoints
 }
 
 // turnResult is what a turn produced, ready to be saved.

@@ -60,6 +60,10 @@ type Analysis struct {
 	RunsFiles bool `json:"runs_files,omitempty"`
 	// Functions are the shell functions it defines.
 	Functions []string `json:"functions,omitempty"`
+	// Evaluates are code the line runs that no command word shows: the
+	// start-up files of a login or interactive shell, array subscripts that
+	// builtins evaluate (test -v 'a[$(cmd)]'). Such a line is never read-only.
+	Evaluates []string `json:"evaluates,omitempty"`
 	// Env are the variables it assigns (PATH=... cmd, export X=..., env X=...).
 	Env []string `json:"env,omitempty"`
 }

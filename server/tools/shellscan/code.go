@@ -246,14 +246,7 @@ func (s *scanner) execOptions(name string, argv []arg, c ctx) {
 			value = argv[i].text
 		}
 		if key == "-o" {
-			k, v, _ := strings.Cut(value, "=")
-			if k2, v2, ok := strings.Cut(value, " "); ok && !strings.Contains(k, " ") && v == "" {
-				k, v = k2, v2
-			}
-			switch strings.ToLower(k) {
-			case "proxycommand", "localcommand", "remotecommand", "knownhostscommand":
-				s.nested(v, c, name+" -o "+k)
-			}
+			s.sshOption(name, value, c)
 			continue
 		}
 		if key == "--checkpoint-action" {
@@ -263,6 +256,22 @@ func (s *scanner) execOptions(name string, argv []arg, c ctx) {
 			continue
 		}
 		s.nested(value, c, name+" "+key)
+	}
+}
+
+// sshOption follows ssh -o KEY=VALUE (or "KEY VALUE") when the option
+// names a command that ssh runs locally or remotely.
+func (s *scanner) sshOption(name, value string, c ctx) {
+	value = strings.TrimLeft(value, " \t")
+	end := strings.IndexAny(value, "= \t")
+	if end < 0 {
+		return
+	}
+	k, v := value[:end], strings.TrimLeft(value[end:], " \t")
+	v = strings.TrimPrefix(v, "=")
+	switch strings.ToLower(k) {
+	case "proxycommand", "localcommand", "remotecommand", "knownhostscommand":
+		s.nested(v, c, name+" -o "+k)
 	}
 }
 

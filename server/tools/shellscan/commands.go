@@ -141,6 +141,8 @@ func (s *scanner) follow(name string, argv []arg, c ctx) bool {
 		s.awk(name, argv, c)
 	case "sed", "gsed":
 		s.sed(argv, c)
+	case "test", "[", "printf", "read", "unset", "getopts", "declare", "typeset", "local", "export", "readonly", "wait":
+		s.evaluatedNames(name, argv, c)
 	case "hash":
 		for _, a := range argv[1:] {
 			if strings.HasPrefix(a.text, "-") && strings.Contains(a.text, "p") {
@@ -154,6 +156,7 @@ func (s *scanner) follow(name string, argv []arg, c ctx) bool {
 			}
 		}
 	case "mapfile", "readarray":
+		s.evaluatedNames(name, argv, c)
 		for _, a := range argv[1:] {
 			if strings.HasPrefix(a.text, "-") && strings.Contains(a.text, "C") {
 				s.opaque(&c, nil, name+" -C runs a callback the analysis cannot check")
@@ -240,12 +243,25 @@ func (s *scanner) shell(name string, argv []arg, c ctx) {
 			i++
 			break
 		}
-		if t == "-o" || t == "+o" || t == "-O" || t == "+O" || t == "--rcfile" || t == "--init-file" {
+		if t == "-o" || t == "+o" || t == "-O" || t == "+O" {
 			i++
 			continue
 		}
 		if strings.HasPrefix(t, "--") {
+			key, _, _ := strings.Cut(t, "=")
+			switch {
+			case len(key) > 2 && strings.HasPrefix("--login", key):
+				s.login(name + " " + t)
+			case len(key) > 2 && (strings.HasPrefix("--rcfile", key) || strings.HasPrefix("--init-file", key)):
+				s.login(name + " " + t)
+				if !strings.Contains(t, "=") {
+					i++
+				}
+			}
 			continue
+		}
+		if strings.HasPrefix(t, "-") && strings.ContainsAny(t[1:], "il") {
+			s.login(name + " " + t)
 		}
 		if (strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) && len(t) > 1 {
 			if strings.ContainsRune(t[1:], 'c') {

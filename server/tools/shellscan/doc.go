@@ -18,7 +18,15 @@
 // not literal, input the parser rejects, and nesting deeper than MaxDepth.
 //
 // Effect categories (Catalog) and the read-only list (ReadOnly) are sets of
-// command patterns over the analysis; see Pattern for their syntax.
+// command patterns over the analysis; see Pattern for their syntax. Every
+// program on the built-in read-only list also has an option table from its
+// manual (optTable): its options are read as the program reads them (GNU
+// unique prefixes, combined short flags with attached values, --opt=value,
+// options after operands), the ones that write, run a program or change the
+// host are marked, and an option the table does not know keeps the line
+// off the read-only list. A login or interactive shell, and a builtin that
+// evaluates an array subscript (test -v 'a[$(cmd)]'), count as running code
+// (Analysis.Evaluates).
 //
 // What it does not see: what a program does inside itself (a script file
 // already on the target, a binary named like a harmless one), and which file

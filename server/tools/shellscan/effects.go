@@ -2,6 +2,7 @@ package shellscan
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -33,7 +34,7 @@ var Builtin = []Category{
 			"zip * -m *", "zip * --move *", "tee * /dev/sd* *", "cp * /dev/sd*", "crontab * -r *", "fallocate * -p *", "fallocate * --punch-hole *"},
 		Writes: []string{"/dev/sd*", "/dev/nvme*", "/dev/vd*", "/dev/xvd*", "/dev/hd*", "/dev/mmcblk*", "/dev/dm-*", "/dev/mapper/*"}},
 	{Name: StopsHost, Description: "stops, reboots, halts or suspends the host, or kills every process",
-		Commands: []string{"shutdown", "reboot", "poweroff", "halt", "kexec", "init 0", "init 6", "init S", "init s", "init 1",
+		Commands: append([]string{"shutdown", "reboot", "poweroff", "halt", "kexec", "init 0", "init 6", "init S", "init s", "init 1",
 			"telinit 0", "telinit 6", "telinit 1", "telinit S", "telinit s",
 			"systemctl * poweroff *", "systemctl * reboot *", "systemctl * halt *", "systemctl * kexec *",
 			"systemctl * suspend *", "systemctl * hibernate *", "systemctl * hybrid-sleep *", "systemctl * rescue *",
@@ -46,7 +47,7 @@ var Builtin = []Category{
 			"ipmitool * chassis *", "dbus-send * *PowerOff* *", "dbus-send * *Reboot* *", "dbus-send * *Halt* *",
 			"busctl * PowerOff *", "busctl * Reboot *", "busctl * Halt *", "gdbus * *PowerOff* *", "gdbus * *Reboot* *",
 			"tee * /proc/sysrq-trigger *", "dd * of=/proc/sysrq-trigger *", "cp * /proc/sysrq-trigger", "tee * /sys/power/state *",
-			"dd * of=/sys/power/state *", "rtcwake", "pm-suspend", "pm-hibernate", "zzz", "ctrlaltdel"},
+			"dd * of=/sys/power/state *", "rtcwake", "pm-suspend", "pm-hibernate", "zzz", "ctrlaltdel"}, stopsHostSpellings()...),
 		Writes: []string{"/proc/sysrq-trigger", "/sys/power/state", "/proc/sys/kernel/sysrq"}},
 	{Name: Downloads, Description: "fetches data over the network",
 		Commands: []string{"curl", "wget", "fetch", "aria2c", "axel", "lwp-download", "lwp-request", "GET", "http", "https", "xh",
@@ -54,6 +55,46 @@ var Builtin = []Category{
 	{Name: RunsDownloadedCode, Description: "runs code fetched over the network (a download piped into a shell, a fetched file run)",
 		Commands: []string{"npx", "bunx", "pnpx", "uvx", "pipx run *", "go run *@*", "pip * git+*", "pip3 * git+*",
 			"pip * http*", "pip3 * http*", "npm exec *", "yarn dlx *", "pnpm dlx *"}},
+}
+
+// More stops_host spellings: the systemd units behind the power verbs, and
+// the power calls of systemd and logind over D-Bus by every D-Bus client;
+// writes to the sysrq trigger by any spelling of its path.
+func stopsHostSpellings() []string {
+	var more []string
+	for _, u := range []string{"systemd-reboot.service", "systemd-poweroff.service", "systemd-halt.service", "systemd-kexec.service",
+		"systemd-soft-reboot.service", "systemd-suspend.service", "systemd-hibernate.service", "systemd-hybrid-sleep.service",
+		"systemd-suspend-then-hibernate.service", "suspend.target", "hibernate.target", "hybrid-sleep.target",
+		"suspend-then-hibernate.target", "soft-reboot.target", "sleep.target", "shutdown.target", "final.target",
+		"ctrl-alt-del.target", "runlevel0.target", "runlevel1.target", "runlevel6.target", "suspend-then-hibernate", "sleep",
+		"systemd-reboot", "systemd-poweroff", "systemd-halt", "systemd-kexec"} {
+		more = append(more, "systemctl * "+u+" *")
+	}
+	for _, v := range []string{"kexec", "hybrid-sleep", "suspend-then-hibernate", "sleep"} {
+		more = append(more, "loginctl * "+v+" *")
+	}
+	for _, tool := range []string{"dbus-send", "gdbus", "busctl", "qdbus", "dbus-send-legacy"} {
+		for _, m := range []string{"PowerOff", "Reboot", "Halt", "KExec", "SoftReboot", "Suspend", "Hibernate", "HybridSleep",
+			"SuspendThenHibernate", "Sleep"} {
+			more = append(more, tool+" * *"+m+"* *")
+		}
+	}
+	for _, w := range []string{"tee * *sysrq-trigger *", "dd * of=*sysrq-trigger *", "cp * *sysrq-trigger", "tee * *power/state *",
+		"dd * of=*power/state *"} {
+		more = append(more, w)
+	}
+	return more
+}
+
+// sysrqLike: a relative write target that may be the sysrq trigger or the
+// power state file once the line has changed directory (cd /proc; echo b >
+// sysrq-trigger).
+func sysrqLike(w string) bool {
+	if strings.HasPrefix(w, "/") {
+		return false
+	}
+	c := path.Clean(w)
+	return path.Base(c) == "sysrq-trigger" || c == "power/state" || strings.HasSuffix(c, "/power/state") || c == "sys/kernel/sysrq" || strings.HasSuffix(c, "/sys/kernel/sysrq")
 }
 
 // Effect is one category a call has, and the part of it that has it.
@@ -151,15 +192,25 @@ func (cat *Catalog) Effects(a *Analysis) []Effect {
 		for i := range a.Commands {
 			c := &a.Commands[i]
 			if e.commands.match(c, false) != nil {
+				if e.name == StopsHost && killChecksOwnShell(c) {
+					continue
+				}
 				add(e.name, c.String())
 				break
 			}
 		}
 		for _, w := range a.Writes {
+			clean := w
+			if strings.HasPrefix(w, "/") {
+				clean = path.Clean(w) // /proc//sysrq-trigger, /proc/self/../sysrq-trigger
+			}
 			for _, re := range e.writes {
-				if re.MatchString(w) {
+				if re.MatchString(w) || re.MatchString(clean) {
 					add(e.name, "writes "+w)
 				}
+			}
+			if e.name == StopsHost && sysrqLike(w) {
+				add(e.name, "writes "+w+", which is the sysrq trigger or the power state file after a cd")
 			}
 		}
 	}

@@ -194,14 +194,19 @@ func (s *scanner) command(cmd syntax.Command, c ctx) {
 				s.a.Env = append(s.a.Env, as.Name.Value)
 			} else if as.Naked && as.Value != nil {
 				if v, ok := literalString(as.Value, c.src); ok {
-					s.a.Env = append(s.a.Env, strings.SplitN(v, "=", 2)[0])
+					n := strings.SplitN(v, "=", 2)[0]
+					s.a.Env = append(s.a.Env, n)
+					s.evaluatedName(x.Variant.Value, arg{text: n, pattern: n, lit: true}, c)
 				} else {
 					s.a.Env = append(s.a.Env, "?")
 				}
 			}
 		}
 		s.subst(x, c)
-	case *syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause:
+	case *syntax.TestClause:
+		s.testClauseNames(x, c)
+		s.subst(x, c)
+	case *syntax.ArithmCmd, *syntax.LetClause:
 		s.subst(x, c)
 	default:
 		s.opaque(&c, nil, "a shell construct the analysis does not know")

@@ -10,38 +10,58 @@ type wrapSpec struct {
 	operands int      // operands before the command (timeout DURATION)
 	joins    bool     // the rest of the words are joined into one shell string (ssh, watch)
 	codeOpt  string   // a short option whose value is shell code (su -c, flock -c)
+	// complete: flags and longFlags list every other option the wrapper
+	// has (from its manual), so an option in none of the lists is unknown
+	// and the command it runs cannot be found: the call is opaque.
+	complete  bool
+	flags     string   // short options without a value
+	longFlags []string // long options without a value
 }
 
 // wrappers run the command that follows their options.
 var wrappers = map[string]wrapSpec{
-	"sudo":        {values: "ugpCDhrtTUR", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--command-timeout", "--chroot"}},
-	"doas":        {values: "uC"},
-	"pkexec":      {long: []string{"--user"}},
-	"env":         {values: "uCS", long: []string{"--unset", "--chdir", "--split-string"}},
-	"nice":        {values: "n", long: []string{"--adjustment"}},
-	"ionice":      {values: "cnpPu", long: []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}},
-	"timeout":     {values: "sk", long: []string{"--signal", "--kill-after"}, operands: 1},
-	"stdbuf":      {values: "ioe", long: []string{"--input", "--output", "--error"}},
-	"nohup":       {},
-	"setsid":      {},
-	"time":        {values: "fo", long: []string{"--format", "--output"}},
-	"command":     {},
-	"builtin":     {},
-	"exec":        {values: "a"},
-	"chroot":      {long: []string{"--userspec", "--groups"}, operands: 1},
-	"flock":       {values: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1, codeOpt: "c"},
-	"taskset":     {operands: 1},
-	"chrt":        {values: "T", operands: 1},
-	"numactl":     {values: "mNCpiP", long: []string{"--membind", "--cpunodebind", "--physcpubind", "--preferred", "--interleave"}},
-	"unbuffer":    {},
-	"strace":      {values: "oeEpPsSuIabX", long: []string{"--output", "--expr", "--env", "--user"}},
-	"ltrace":      {values: "oeEpsun", long: []string{"--output"}},
-	"nsenter":     {values: "tSGw", long: []string{"--target"}},
-	"unshare":     {values: "S", long: []string{"--setuid", "--setgid"}},
-	"runuser":     {values: "ugGcs", long: []string{"--user", "--group", "--command", "--shell"}, codeOpt: "c"},
-	"su":          {values: "cgGsw", long: []string{"--command", "--group", "--shell", "--whitelist-environment"}, codeOpt: "c", operands: 1},
-	"sg":          {values: "c", operands: 1, codeOpt: "c"},
-	"setpriv":     {},
+	"sudo":   {values: "ugpCDhrtTUR", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--command-timeout", "--chroot"}},
+	"doas":   {values: "uC"},
+	"pkexec": {long: []string{"--user"}},
+	"env": {values: "uCS", long: []string{"--unset", "--chdir", "--split-string"}, complete: true, flags: "i0v",
+		longFlags: []string{"--ignore-environment", "--null", "--debug", "--block-signal", "--default-signal", "--ignore-signal", "--list-signal-handling", "--help", "--version"}},
+	"nice": {values: "n", long: []string{"--adjustment"}, complete: true, longFlags: []string{"--help", "--version"}},
+	"ionice": {values: "cnpPu", long: []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}, complete: true, flags: "thV",
+		longFlags: []string{"--ignore", "--help", "--version"}},
+	"timeout": {values: "sk", long: []string{"--signal", "--kill-after"}, operands: 1, complete: true, flags: "v",
+		longFlags: []string{"--preserve-status", "--foreground", "--verbose", "--help", "--version"}},
+	"stdbuf":  {values: "ioe", long: []string{"--input", "--output", "--error"}, complete: true, longFlags: []string{"--help", "--version"}},
+	"nohup":   {},
+	"setsid":  {},
+	"time":    {values: "fo", long: []string{"--format", "--output"}},
+	"command": {},
+	"builtin": {},
+	"exec":    {values: "a", complete: true, flags: "cl"},
+	"chroot":  {long: []string{"--userspec", "--groups"}, operands: 1},
+	"flock": {values: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1, codeOpt: "c", complete: true,
+		flags: "sxeunoFhV", longFlags: []string{"--shared", "--exclusive", "--unlock", "--nonblock", "--nb", "--close", "--no-fork", "--verbose", "--help", "--version"}},
+	"taskset":  {operands: 1},
+	"chrt":     {values: "T", operands: 1},
+	"numactl":  {values: "mNCpiP", long: []string{"--membind", "--cpunodebind", "--physcpubind", "--preferred", "--interleave"}},
+	"unbuffer": {},
+	"strace": {values: "oeEpPsSuUIabXO", long: []string{"--output", "--expr", "--env", "--user", "--attach", "--trace-path", "--string-limit",
+		"--columns", "--summary-sort-by", "--summary-columns", "--interruptible", "--const-print-style", "--detach-on", "--argv0", "--trace",
+		"--trace-fds", "--signal", "--status", "--quiet", "--silent", "--raw", "--read", "--write", "--fault", "--inject", "--kvm", "--decode-fds",
+		"--decode-pids", "--absolute-timestamps", "--timestamps", "--relative-timestamps", "--syscall-times", "--tips", "--secontext", "--namespace"},
+		complete: true, flags: "AcCdDfFhiknNqrtTvVwxyYzZ", longFlags: []string{"--follow-forks", "--output-separately", "--summary-only",
+			"--summary", "--summary-wall-clock", "--stack-trace", "--stack-traces", "--instruction-pointer", "--no-abbrev", "--seccomp-bpf",
+			"--kill-on-exit", "--daemonize", "--debug", "--help", "--version", "--failed-only", "--successful-only", "--strings-in-hex",
+			"--syscall-number", "--always-show-pid", "--output-append-mode", "--verbose"}},
+	"ltrace":  {values: "oeEpsun", long: []string{"--output"}},
+	"nsenter": {values: "tSGw", long: []string{"--target"}},
+	"unshare": {values: "S", long: []string{"--setuid", "--setgid"}},
+	"runuser": {values: "ugGcs", long: []string{"--user", "--group", "--command", "--shell"}, codeOpt: "c"},
+	"su":      {values: "cgGsw", long: []string{"--command", "--group", "--shell", "--whitelist-environment"}, codeOpt: "c", operands: 1},
+	"sg":      {values: "c", operands: 1, codeOpt: "c"},
+	"setpriv": {long: []string{"--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid", "--groups", "--inh-caps", "--ambient-caps",
+		"--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule",
+		"--seccomp-filter", "--ptracer"}, complete: true, flags: "dhV", longFlags: []string{"--dump", "--clear-groups", "--keep-groups",
+		"--init-groups", "--nnp", "--no-new-privs", "--reset-env", "--help", "--version"}},
 	"systemd-run": {values: "pEuM", long: []string{"--unit", "--property", "--setenv", "--description", "--slice", "--uid", "--gid", "--working-directory", "--machine", "--on-calendar", "--on-active"}},
 	"catchsegv":   {},
 	"firejail":    {},
@@ -73,6 +93,10 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 	operands := w.operands
 	var unknownAt int = -1
 	shellMode := false
+	unknown := func(opt string) bool {
+		s.opaque(&c, nil, "unknown option "+opt+" of "+name+": cannot tell which command it runs")
+		return true
+	}
 	for i < len(argv) {
 		a := argv[i]
 		if !a.lit {
@@ -89,17 +113,26 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 			break
 		}
 		if strings.HasPrefix(t, "--") {
-			key, _, hasValue := strings.Cut(t, "=")
-			if key == "--split-string" {
-				s.splitString(name, t, hasValue, argv, i, c)
-				return true
+			given, value, hasValue := strings.Cut(t, "=")
+			key, takesValue, ok := w.resolveLong(given)
+			if !ok {
+				if w.complete {
+					return unknown(given)
+				}
+				key = given
 			}
-			if key == "--command" && w.codeOpt != "" {
-				s.codeOption(name, argv, i, hasValue, t, c)
+			switch {
+			case key == "--split-string" && name == "env":
+				s.splitString(name, value, hasValue, argv, i, c)
 				return true
+			case key == "--command" && w.codeOpt != "":
+				s.codeOption(name, argv, i, hasValue, value, c)
+				return true
+			case key == "--login" && loginWrappers[name]:
+				s.login(name + " " + t)
 			}
 			i++
-			if !hasValue && contains(w.long, key) {
+			if !hasValue && takesValue {
 				i++
 			}
 			continue
@@ -109,29 +142,52 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 			continue
 		}
 		if strings.HasPrefix(t, "-") && len(t) > 1 {
-			if name == "command" && strings.ContainsAny(t, "vV") {
-				return false
-			}
-			if name == "sudo" && strings.ContainsAny(t[1:], "si") {
-				shellMode = true
-			}
-			if name == "env" && strings.HasPrefix(t, "-S") {
-				s.splitString(name, t, len(t) > 2, argv, i, c)
-				return true
-			}
 			consumed := false
 			for k := 1; k < len(t); k++ {
-				if w.codeOpt != "" && t[k] == w.codeOpt[0] {
+				ch := t[k]
+				switch {
+				case w.codeOpt != "" && ch == w.codeOpt[0]:
 					s.codeOption(name, argv, i, k+1 < len(t), t[k+1:], c)
 					return true
-				}
-				if strings.IndexByte(w.values, t[k]) >= 0 {
-					if k == len(t)-1 {
-						consumed = true
+				case name == "env" && ch == 'S':
+					s.splitString(name, t[k+1:], k+1 < len(t), argv, i, c)
+					return true
+				case name == "command" && (ch == 'v' || ch == 'V'):
+					return false
+				case name == "sudo" && (ch == 's' || ch == 'i'):
+					shellMode = true
+					if ch == 'i' {
+						s.login("sudo " + t)
 					}
+				case name == "ssh" && ch == 'o':
+					// ssh -o ProxyCommand=... runs a command on this host
+					switch v := t[k+1:]; {
+					case v != "":
+						s.sshOption(name, v, c)
+					case i+1 < len(argv) && !argv[i+1].lit:
+						s.opaque(&c, feedsOf(argv[i+1], c), "ssh -o takes an option built at run time, which may be a ProxyCommand; cannot prove what runs")
+					case i+1 < len(argv):
+						s.sshOption(name, argv[i+1].text, c)
+					}
+				case (name == "su" || name == "runuser" || name == "exec") && ch == 'l':
+					s.login(name + " " + t)
+				case name == "exec" && ch == 'a':
+					// exec -a -bash bash: a leading dash in argv[0] makes a login shell
+					if v := t[k+1:]; strings.HasPrefix(v, "-") || v == "" && i+1 < len(argv) && strings.HasPrefix(argv[i+1].text, "-") {
+						s.login("exec " + t)
+					}
+				}
+				if strings.IndexByte(w.values, ch) >= 0 {
+					consumed = k == len(t)-1
 					break
 				}
-				if k == 1 && !strings.ContainsRune("EHnSbiklPAsvVxfrqdtcamLpe0-", rune(t[k])) {
+				if w.complete {
+					if strings.IndexByte(w.flags, ch) < 0 {
+						return unknown("-" + string(ch))
+					}
+					continue
+				}
+				if k == 1 && !strings.ContainsRune("EHnSbiklPAsvVxfrqdtcamLpe0-", rune(ch)) {
 					unknownAt = i
 				}
 			}
@@ -142,7 +198,12 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 			continue
 		}
 		if name == "su" && t == "-" {
+			s.login("su -")
 			i++
+			continue
+		}
+		if name == "env" && t == "-" {
+			i++ // env - is env -i
 			continue
 		}
 		if operands > 0 {
@@ -173,6 +234,37 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 	return true
 }
 
+// resolveLong finds the long option a word names, exactly or by a prefix
+// that names one option only (GNU getopt: env --sp=..., timeout --sig=).
+func (w wrapSpec) resolveLong(given string) (name string, takesValue, ok bool) {
+	if contains(w.long, given) {
+		return given, true, true
+	}
+	if contains(w.longFlags, given) {
+		return given, false, true
+	}
+	found := 0
+	for _, l := range w.long {
+		if strings.HasPrefix(l, given) && len(given) > 2 {
+			name, takesValue, found = l, true, found+1
+		}
+	}
+	for _, l := range w.longFlags {
+		if strings.HasPrefix(l, given) && len(given) > 2 {
+			name, takesValue, found = l, false, found+1
+		}
+	}
+	return name, takesValue, found == 1
+}
+
+// loginWrappers start a login shell with --login (su, sudo, runuser).
+var loginWrappers = map[string]bool{"su": true, "sudo": true, "runuser": true}
+
+// login records a shell that reads its start-up files first.
+func (s *scanner) login(how string) {
+	s.a.Evaluates = append(s.a.Evaluates, how+" starts a login or interactive shell, which first runs the start-up files (.bash_profile, .bashrc, ...) whatever they hold")
+}
+
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if x == y {
@@ -198,9 +290,6 @@ func (s *scanner) joined(name string, args []arg, c ctx) {
 
 // codeOption scans the shell code of su -c CODE, flock -c CODE and alike.
 func (s *scanner) codeOption(name string, argv []arg, i int, attached bool, value string, c ctx) {
-	if v, ok := strings.CutPrefix(argv[i].text, "--command="); ok {
-		value, attached = v, true
-	}
 	if !attached {
 		if i+1 >= len(argv) {
 			return
@@ -215,16 +304,11 @@ func (s *scanner) codeOption(name string, argv []arg, i int, attached bool, valu
 	s.nested(value, c, name+" -c")
 }
 
-// splitString follows env -S "STRING" args: the string is split into words.
-func (s *scanner) splitString(name, opt string, attached bool, argv []arg, i int, c ctx) {
-	value := ""
+// splitString follows env -S "STRING" args: the string is split into
+// words. value is the string when it was attached (-Sx, --split-string=x).
+func (s *scanner) splitString(name, value string, attached bool, argv []arg, i int, c ctx) {
 	rest := i + 1
-	switch {
-	case strings.HasPrefix(opt, "--split-string="):
-		value = strings.TrimPrefix(opt, "--split-string=")
-	case attached:
-		value = strings.TrimPrefix(opt, "-S")
-	default:
+	if !attached {
 		if i+1 >= len(argv) {
 			return
 		}

@@ -7,7 +7,6 @@ import "strings"
 // marks where they go (a command name or a shell string built from input
 // is opaque).
 func (s *scanner) xargs(argv []arg, c ctx) {
-	values := "adEILnPs"
 	replace := ""
 	i := 1
 	for i < len(argv) {
@@ -21,7 +20,12 @@ func (s *scanner) xargs(argv []arg, c ctx) {
 			break
 		}
 		if strings.HasPrefix(t, "--") {
-			key, v, has := strings.Cut(t, "=")
+			given, v, has := strings.Cut(t, "=")
+			key, takesValue, ok := xargsSpec.resolveLong(given)
+			if !ok {
+				s.opaque(&c, nil, "unknown option "+given+" of xargs: cannot tell which command it runs")
+				return
+			}
 			if key == "--replace" {
 				replace = "{}"
 				if has {
@@ -29,29 +33,41 @@ func (s *scanner) xargs(argv []arg, c ctx) {
 				}
 			}
 			i++
-			if !has && contains([]string{"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}, key) {
+			if !has && takesValue {
 				i++
 			}
 			continue
 		}
 		if strings.HasPrefix(t, "-") && len(t) > 1 {
 			i++
-			switch t[1] {
-			case 'I':
-				if len(t) > 2 {
-					replace = t[2:]
-				} else if i < len(argv) {
-					replace = argv[i].text
-					i++
-				}
-			case 'i':
-				replace = "{}"
-				if len(t) > 2 {
-					replace = t[2:]
-				}
-			default:
-				if strings.IndexByte(values, t[1]) >= 0 && len(t) == 2 {
-					i++
+		letters:
+			for k := 1; k < len(t); k++ {
+				ch := t[k]
+				rest := t[k+1:]
+				switch {
+				case ch == 'I':
+					replace = rest
+					if rest == "" && i < len(argv) {
+						replace = argv[i].text
+						i++
+					}
+					break letters
+				case ch == 'i':
+					replace = "{}"
+					if rest != "" {
+						replace = rest
+					}
+					break letters
+				case ch == 'e' || ch == 'l':
+					break letters // optional value, attached only
+				case strings.IndexByte(xargsSpec.values, ch) >= 0:
+					if rest == "" {
+						i++
+					}
+					break letters
+				case strings.IndexByte(xargsSpec.flags, ch) < 0:
+					s.opaque(&c, nil, "unknown option -"+string(ch)+" of xargs: cannot tell which command it runs")
+					return
 				}
 			}
 			continue
@@ -76,6 +92,13 @@ func (s *scanner) xargs(argv []arg, c ctx) {
 	in.stdin = nil
 	s.simple(cmd, in)
 }
+
+// xargsSpec is GNU xargs's options (findutils 4.9): -e, -i and -l take
+// their value attached only.
+var xargsSpec = wrapSpec{values: "adEILnPs", flags: "0optrx", complete: true,
+	long: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
+	longFlags: []string{"--null", "--open-tty", "--interactive", "--no-run-if-empty", "--show-limits", "--verbose", "--exit",
+		"--replace", "--eof", "--max-lines", "--help", "--version"}}
 
 // find: -exec/-execdir/-ok/-okdir run a command per file ({} stands for
 // the file, an unknown value); -delete stays in find's own arguments for

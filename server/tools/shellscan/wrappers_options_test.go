@@ -1,0 +1,147 @@
+package shellscan
+
+import (
+	"strings"
+	"testing"
+)
+
+// Wrappers and xargs read their options as their manuals define them: the
+// command they run is found whatever the spelling, and an option the table
+// does not know makes the call opaque instead of guessing.
+func TestWrappersFindTheCommandInEveryGNUSpelling(t *testing.T) {
+	for src, want := range map[string]string{
+		`env -iS'rm -rf a'`:                             "rm -rf a via env -S",
+		`env -vS'rm a'`:                                 "rm a via env -S",
+		`env -i0vS 'rm a'`:                              "rm a via env -S",
+		`env --sp='rm a'`:                               "rm a via env -S",
+		`env --split='rm a'`:                            "rm a via env -S",
+		`env -u HOME -C / rm a`:                         "rm a via env",
+		`env --unset=HOME --ch=/ rm a`:                  "rm a via env",
+		`env - rm a`:                                    "rm a via env",
+		`timeout -s9 5 rm a`:                            "rm a via timeout",
+		`timeout -s 9 5 rm a`:                           "rm a via timeout",
+		`timeout --sig=KILL 5 rm a`:                     "rm a via timeout",
+		`timeout --sig KILL 5 rm a`:                     "rm a via timeout",
+		`timeout -vk5 10 rm a`:                          "rm a via timeout",
+		`timeout --kill 5 10 rm a`:                      "rm a via timeout",
+		`timeout --pres --fore 5 rm a`:                  "rm a via timeout",
+		`nice -n5 rm a`:                                 "rm a via nice",
+		`nice --adj=5 rm a`:                             "rm a via nice",
+		`nice --adj 5 rm a`:                             "rm a via nice",
+		`nice -10 rm a`:                                 "rm a via nice",
+		`stdbuf -o0 -eL rm a`:                           "rm a via stdbuf",
+		`stdbuf --out 0 rm a`:                           "rm a via stdbuf",
+		`ionice -c 3 rm a`:                              "rm a via ionice",
+		`ionice -tc3 rm a`:                              "rm a via ionice",
+		`ionice --class 3 -n 7 rm a`:                    "rm a via ionice",
+		`flock -n /tmp/l rm a`:                          "rm a via flock",
+		`flock -xw 5 /tmp/l rm a`:                       "rm a via flock",
+		`flock --time 5 /tmp/l rm a`:                    "rm a via flock",
+		`flock -xc 'rm a' /tmp/l`:                       "rm a via flock -c",
+		`strace -fo /dev/null rm a`:                     "rm a via strace",
+		`strace -f -e trace=file rm a`:                  "rm a via strace",
+		`strace --output=/dev/null --follow-forks rm a`: "rm a via strace",
+		`strace -s 99 -qq rm a`:                         "rm a via strace",
+		`setpriv --reuid 0 rm -rf a`:                    "rm -rf a via setpriv",
+		`setpriv --reuid=0 --clear-groups rm a`:         "rm a via setpriv",
+		`setpriv --nnp --inh-caps -all rm a`:            "rm a via setpriv",
+		`xargs -0I{} rm {}`:                             "rm {} via xargs",
+		`xargs -tn 1 rm`:                                "rm <input> via xargs",
+		`xargs -a list rm`:                              "rm <input> via xargs",
+		`xargs -P4 -n1 rm`:                              "rm <input> via xargs",
+		`xargs --max-a=1 rm`:                            "rm <input> via xargs",
+		`xargs --max-a 1 rm`:                            "rm <input> via xargs",
+		`xargs --arg-f list rm`:                         "rm <input> via xargs",
+		`xargs -d '\n' rm`:                              "rm <input> via xargs",
+		`xargs -E END rm`:                               "rm <input> via xargs",
+		`xargs -rL 1 rm`:                                "rm <input> via xargs",
+	} {
+		a := Analyze(src)
+		if got := names(a); got != want {
+			t.Errorf("%q:\n got  %s\n want %s", src, got, want)
+		}
+		if !Has(DefaultCatalog.Effects(a), DeletesFiles) && !a.IsOpaque() {
+			t.Errorf("%q: the rm it runs is not seen as deleting files", src)
+		}
+	}
+	for _, src := range []string{
+		`timeout --bogus 5 rm a`, `env --bogus rm a`, `env -Q rm a`, `nice -Q rm a`, `stdbuf -Q rm a`, `ionice -Q rm a`,
+		`flock -Q /tmp/l rm a`, `strace -Q rm a`, `setpriv --bogus 0 rm a`, `xargs -Q rm`, `xargs --bogus rm`,
+		`xargs -0I{} sh -c {}`, `xargs -i sh -c '{}'`,
+	} {
+		a := Analyze(src)
+		if !a.IsOpaque() {
+			t.Errorf("%q is not opaque: %s", src, a.Summary())
+		} else if strings.Contains(src, "Q") || strings.Contains(src, "bogus") {
+			if !strings.Contains(a.Opaque[0].Reason, "unknown option") {
+				t.Errorf("%q: opaque for %q, want it to name the unknown option", src, a.Opaque[0].Reason)
+			}
+		}
+	}
+}
+
+// A shell that reads start-up files, and builtins that evaluate a
+// subscript as code, are never read-only; the commands in a literal
+// subscript are seen. kill -0 $$ only checks that the shell exists.
+func TestLoginShellsBuiltinsAndSignalZero(t *testing.T) {
+	ro, err := NewReadOnly(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[string]string{
+		"bash -l -c true": "login or interactive", "bash --login -c true": "login", "bash --log -c true": "login",
+		"bash -i -c true": "interactive", "bash -il -c true": "login", "bash -lic true": "login", "sh -l -c true": "login",
+		"dash -i -c true": "login", "zsh -l -c true": "login", "bash --rcfile x -c true": "start-up", "bash --init-file=x -c ls": "start-up",
+		"su - -c true": "su -", "su -l -c true": "su -l", "su --login -c true": "su --login", "sudo -i true": "sudo -i",
+		"sudo --login true": "sudo --login", "runuser -l u -c true": "runuser -l", "exec -l bash -c true": "exec -l",
+		"exec -a -bash bash -c true": "exec -a",
+		"test -v 'a[$(touch m)]'":    "evaluates the subscript", "[ -v 'a[$(touch m)]' ]": "evaluates the subscript",
+		"[[ -v 'a[$(touch m)]' ]]": "evaluates the subscript", "test -R 'a[x]'": "evaluates", "printf -v 'a[$(touch m)]' x": "evaluates",
+		"printf -v'a[$(touch m)]' x": "evaluates", "test -v \"$name\"": "known only at run time",
+		"unset 'a[$(touch m)]'": "", "read 'a[$(touch m)]'": "", "declare 'a[$(touch m)]=1'": "", "export 'a[$(touch m)]=1'": "",
+		"mapfile 'a[$(touch m)]' < f": "",
+	} {
+		a := Analyze(line)
+		ok, why := ro.Proves(a)
+		if ok {
+			t.Errorf("%q is read-only (%s)", line, why)
+		} else if !strings.Contains(why, want) {
+			t.Errorf("%q: refused as %q, want %q", line, why, want)
+		}
+	}
+	a := Analyze("test -v 'a[$(rm -rf /srv/x)]'")
+	if !Has(DefaultCatalog.Effects(a), DeletesFiles) {
+		t.Errorf("the rm in a test -v subscript is not seen: %s", a.Summary())
+	}
+	for _, line := range []string{"test -v HOME", "[ -v HOME ]", "test -v 'a[1]'", "bash -c 'test -v HOME'",
+		"bash -c 'echo hi'", "bash -e -c 'ls'", "sh -c 'ls -l'", "env -i ls", "timeout 5 ls", "nice -n 5 uptime"} {
+		if ok, why := ro.Proves(Analyze(line)); !ok {
+			t.Errorf("%q is not read-only: %s", line, why)
+		}
+	}
+	for line, stops := range map[string]bool{"kill -0 $$": false, `kill -0 "$$"`: false, "kill -s 0 $$": false, "kill -0 $BASHPID": false,
+		"kill -0 1": true, "kill -0 -1": true, "kill -9 $$ 1": true, "kill -0 $$ 1": true, "kill -9 1": true, "kill -TERM -1": true,
+		"kill -0 $pid": true} {
+		if got := Has(DefaultCatalog.Effects(Analyze(line)), StopsHost); got != stops {
+			t.Errorf("%q: stops_host %v, want %v", line, got, stops)
+		}
+	}
+}
+
+// ssh -o runs the commands its options name on this host, in each of the
+// forms ssh accepts (-oKey=value, -o 'Key value', in a cluster).
+func TestSSHCommandOptionsAreFollowed(t *testing.T) {
+	for _, src := range []string{`ssh -o ProxyCommand='rm -rf /srv/x' h`, `ssh -oProxyCommand='rm -rf /srv/x' h`,
+		`ssh -o 'ProxyCommand rm -rf /srv/x' h`, `ssh -vo ProxyCommand='rm -rf /srv/x' h`, `ssh -o proxycommand='rm -rf /srv/x' h`,
+		`ssh -o LocalCommand='rm -rf /srv/x' -o PermitLocalCommand=yes h`} {
+		if a := Analyze(src); !Has(DefaultCatalog.Effects(a), DeletesFiles) {
+			t.Errorf("%q: the rm its option runs is not seen: %s", src, a.Summary())
+		}
+	}
+	if a := Analyze(`ssh -o "$OPT" h`); !a.IsOpaque() {
+		t.Errorf("ssh -o with a run-time option is not opaque: %s", a.Summary())
+	}
+	if a := Analyze(`ssh -o ConnectTimeout=5 h uptime`); a.IsOpaque() || len(DefaultCatalog.Effects(a)) > 0 {
+		t.Errorf("a harmless ssh -o is refused: %s", a.Summary())
+	}
+}

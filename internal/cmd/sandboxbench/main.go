@@ -88,6 +88,17 @@ func main() {
 			return timed(cmd)
 		}})
 	}
+	// What the in-process start saves: the approved profile forced
+	// through the launcher (the embedded exec.Cmd is the launcher's).
+	approved := profiles[0].p
+	rows = append(rows, &row{name: "approved, through the launcher", run: func() time.Duration {
+		cmd, err := sandbox.Command(context.Background(), approved, "/bin/sh", "-c", "true")
+		if err != nil {
+			fail(err)
+		}
+		cmd.Path, cmd.Args[0] = *bin, *bin
+		return timed(cmd.Cmd)
+	}})
 	var conn *connectorRig
 	if !*noConnector {
 		conn = startConnector(*bin, tmp)

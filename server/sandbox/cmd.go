@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os/exec"
+	"sync"
 )
 
 // Cmd is a command that runs under a profile. It is built as the
@@ -11,12 +12,18 @@ import (
 // guarded however it is started; where the profile can be applied to a
 // thread of this process instead (see startInProcess), Start, Run, Output
 // and CombinedOutput start the program directly from such a thread,
-// which saves starting the whole binary again.
+// which saves starting the whole binary again. As with exec.Cmd, a
+// started command must be waited for (Wait, or Run and the Output
+// methods): that also ends the thread it was started from.
 type Cmd struct {
 	*exec.Cmd
 	profile Profile
 	name    string
 	args    []string
+	// release lets the restricted thread a command was started from end,
+	// once the command has been waited for (see startInProcess).
+	release     chan struct{}
+	releaseOnce sync.Once
 }
 
 // Start starts the command under its profile.
@@ -25,6 +32,21 @@ func (c *Cmd) Start() error {
 		return err
 	}
 	return c.Cmd.Start()
+}
+
+// Wait waits for the command to exit, as exec.Cmd.Wait does.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	c.releaseThread()
+	return err
+}
+
+func (c *Cmd) releaseThread() {
+	c.releaseOnce.Do(func() {
+		if c.release != nil {
+			close(c.release)
+		}
+	})
 }
 
 // Run starts the command and waits for it.

@@ -18,9 +18,13 @@ import (
 // thread, and a process forked from a thread starts with that thread's.
 // So a fresh goroutine locks itself to its own OS thread, restricts that
 // thread, starts the program from it (Go forks from the calling thread)
-// and returns without unlocking: the runtime then ends the thread with
-// the goroutine, and nothing else ever runs on it. (Go starts new threads
-// from a locked one through its template thread, never by cloning it.)
+// and, once the command has been waited for, returns without unlocking:
+// the runtime then ends the thread with the goroutine, and nothing else
+// ever runs on it. (Go starts new threads from a locked one through its
+// template thread, never by cloning it.) The thread lives as long as the
+// command because it is the command's parent: a program that asked for a
+// signal when its parent dies (PR_SET_PDEATHSIG) would get it the moment
+// the thread ended.
 //
 // It declines (false), leaving the launcher to do it, when the profile
 // hides the system sockets in a mount namespace of its own (that takes
@@ -46,22 +50,27 @@ func (c *Cmd) startInProcess() (bool, error) {
 	})
 	c.Cmd.Path, c.Cmd.Args, c.Cmd.Err = c.name, append([]string{c.name}, c.args...), nil
 	done := make(chan error, 1)
-	go startConfined(spec, c.Cmd, done)
-	return true, <-done
+	c.release = make(chan struct{})
+	go startConfined(spec, c.Cmd, done, c.release)
+	err = <-done
+	if err != nil {
+		c.releaseThread() // nothing started: nothing to wait for
+	}
+	return true, err
 }
 
 // startConfined runs on a fresh goroutine: it locks its thread, applies
-// spec to it and starts cmd from it, and returns without unlocking, so
-// the thread ends with it. The main thread cannot end (the runtime parks
-// it for good instead, and /proc/PID/status would show its
+// spec to it, starts cmd from it, waits for release and returns without
+// unlocking, so the thread ends with it. The main thread cannot end (the
+// runtime parks it for good instead, and /proc/PID/status would show its
 // restrictions as the whole process's), so on the main thread it holds
 // that thread, leaving the work to another goroutine that cannot land on
 // it, and lets it go untouched afterwards.
-func startConfined(spec confine.Spec, cmd *exec.Cmd, done chan<- error) {
+func startConfined(spec confine.Spec, cmd *exec.Cmd, done chan<- error, release <-chan struct{}) {
 	runtime.LockOSThread()
 	if syscall.Gettid() == os.Getpid() {
 		inner := make(chan error, 1)
-		go startConfined(spec, cmd, inner)
+		go startConfined(spec, cmd, inner, release)
 		done <- <-inner
 		runtime.UnlockOSThread()
 		return
@@ -72,6 +81,7 @@ func startConfined(spec confine.Spec, cmd *exec.Cmd, done chan<- error) {
 		return
 	}
 	done <- cmd.Start()
+	<-release
 }
 
 var primePidfd sync.Once

@@ -68,3 +68,30 @@ func confinedThreads(t *testing.T) []string {
 	}
 	return out
 }
+
+// The restricted thread is the command's parent, so it stays (parked)
+// until the command has been waited for, as the parent thread of any
+// command Go starts does: the kernel's documented "parent" for
+// PR_SET_PDEATHSIG is that thread. It ends after Wait.
+func TestInProcessStartKeepsTheParentThreadWhileTheCommandRuns(t *testing.T) {
+	cmd, err := Command(context.Background(), Profile{DenyHostStop: true, LandlockABI: Probe().LandlockABI}, "/bin/sh", "-c", "sleep 0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	during := confinedThreads(t)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) != 1 {
+		t.Fatalf("while the command ran, %d restricted threads (want its parent, 1)", len(during))
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(confinedThreads(t)) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the parent thread did not end after Wait")
+		}
+	}
+}

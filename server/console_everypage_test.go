@@ -56,6 +56,8 @@ func TestConsoleEveryPage(t *testing.T) {
 	task := c.must(200, "GET", "/api/tasks", nil).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
 	c.must(201, "POST", "/api/knowledge/documents", map[string]any{"collection": "runbooks", "name": "disk-full.md", "content": "# Disk full\nclean /var/log"})
 	c.must(201, "POST", "/api/changes", map[string]any{"title": "deploy api v1.4.2", "kind": "deploy", "service": "api"})
+	c.must(201, "POST", "/api/org-rules", map[string]any{"kind": "must_never", "tool": "run_command", "match_type": "command", "pattern": "rm -rf *", "description": "never wipe a filesystem"})
+	c.must(201, "POST", "/api/connectors", map[string]any{"name": "web-1", "labels": map[string]string{"env": "prod"}})
 	u, _ := env.DB.FindUserByEmail(context.Background(), c.Email)
 	s := &store.AgentSession{OrgID: u.CurrentOrgID, ProjectID: c.Project, Source: "webchat", Status: "completed", Title: "disk cleanup on db-1", TokensIn: 1200, TokensOut: 300, Cost: 0.42}
 	if err := env.DB.Write(context.Background(), func(tx *store.Tx) error { return store.CreateAgentSessionTx(context.Background(), tx, s) }); err != nil {
@@ -76,6 +78,9 @@ func TestConsoleEveryPage(t *testing.T) {
 	}
 	pages = append(pages, hrefs...)
 	pages = append(pages, "/incidents/"+incident, "/sessions/"+s.ID, "/webhooks/"+task, "/chat/"+s.ID)
+	// Tabs and pages no navigation link opens.
+	pages = append(pages, "/organization?tab=orgs", "/organization?tab=rules", "/organization?tab=retention", "/organization?tab=branding",
+		"/settings?tab=rules", "/accept-invite?token=walk")
 
 	dir := os.Getenv("OPSAGENT_SCREENSHOT_DIR")
 	for _, size := range shotSizes {
@@ -83,7 +88,7 @@ func TestConsoleEveryPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range pages {
-			name := strings.NewReplacer("/", "-", incident, "one", s.ID, "one", task, "one").Replace(strings.TrimPrefix(p, "/"))
+			name := strings.NewReplacer("/", "-", "?tab=", "-", "?token=", "-", incident, "one", s.ID, "one", task, "one").Replace(strings.TrimPrefix(p, "/"))
 			if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+p)); err != nil {
 				t.Fatalf("open %s: %v", p, err)
 			}

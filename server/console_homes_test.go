@@ -56,28 +56,7 @@ var apiOnly = map[string]string{
 // noHomeYet are operations people would use that the console does not
 // reach yet (issue 38 item 4): the debt, listed so that it shrinks. An
 // entry that gets a home fails the test until it is removed here.
-var noHomeYet = map[string]bool{
-	"POST /api/auth/resend-verify":               true,
-	"POST /api/auth/accept-invite":               true,
-	"GET /api/organizations":                     true,
-	"POST /api/organizations":                    true,
-	"POST /api/organizations/{org_id}/leave":     true,
-	"GET /api/organizations/{org_id}/retention":  true,
-	"PUT /api/organizations/{org_id}/retention":  true,
-	"PATCH /api/organizations/{org_id}/branding": true,
-	"GET /api/org-rules":                         true,
-	"POST /api/org-rules":                        true,
-	"GET /api/org-rules/{rule_id}":               true,
-	"PATCH /api/org-rules/{rule_id}":             true,
-	"DELETE /api/org-rules/{rule_id}":            true,
-	"GET /api/postmortem-template":               true,
-	"PUT /api/postmortem-template":               true,
-	"GET /api/command-policy":                    true,
-	"PUT /api/command-policy":                    true,
-	"GET /api/connector-settings":                true,
-	"PUT /api/connector-settings":                true,
-	"PATCH /api/connectors/{connector_id}":       true,
-}
+var noHomeYet = map[string]bool{}
 
 // apiOnlyPrefixes are whole mounts with the same reason: MCP speaks its own
 // protocol to agents and IDEs.

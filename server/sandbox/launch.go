@@ -6,23 +6,27 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+
+	"github.com/opsagent/opsagent/server/sandbox/confine"
 )
 
 // LauncherArg is the hidden subcommand the binary re-executes itself with:
-// `opsagent sandbox-exec PROFILE -- PROGRAM ARGS...`.
-const LauncherArg = "sandbox-exec"
+// `opsagent sandbox-exec PROFILE-WORD... -- PROGRAM ARGS...`.
+const LauncherArg = confine.Arg
 
-// launcherReady is set by Init: a binary that never called it cannot act
-// as the launcher, and Command refuses rather than re-running it blindly.
+// launcherReady is set by Init: Command runs only in a binary that says
+// it is the launcher, rather than re-running one blindly.
 var launcherReady bool
 
-// Init must be the first thing main (and the TestMain of any test binary
-// that runs commands) does: when the process was started as the launcher
-// it applies the profile and execs the command, and never returns.
+// Init must be called by main (and by the TestMain of any test binary
+// that runs commands) before Command. The launcher itself is not here: a
+// process started as `BINARY sandbox-exec ...` was already turned into
+// the command by package confine's init, before the rest of the binary
+// was initialised (that is what keeps a sandboxed start cheap).
 func Init() {
 	launcherReady = true
 	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
-		os.Exit(launcherMain(os.Args[2:]))
+		os.Exit(confine.Main(os.Args[2:])) // only reached if confine's init did not run first
 	}
 }
 
@@ -31,9 +35,10 @@ var ErrNoLauncher = errors.New("the sandbox launcher is not installed in this bi
 
 // Command is exec.CommandContext for name and args, run under p: the
 // binary itself is started as the launcher, which applies p and then
-// execs name. Stdout, stderr, Dir, Env and SysProcAttr are the caller's to
-// set as with any exec.Cmd; the launcher passes them through.
-func Command(ctx context.Context, p Profile, name string, args ...string) (*exec.Cmd, error) {
+// execs name, or, where p allows, name is started from a thread of this
+// process that p was applied to (Cmd.Start). Stdout, stderr, Dir, Env and
+// WaitDelay are the caller's to set as with any exec.Cmd.
+func Command(ctx context.Context, p Profile, name string, args ...string) (*Cmd, error) {
 	if !launcherReady {
 		return nil, ErrNoLauncher
 	}
@@ -41,27 +46,15 @@ func Command(ctx context.Context, p Profile, name string, args ...string) (*exec
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: the launcher cannot be found: %v", err)
 	}
-	argv := append([]string{LauncherArg, p.Encode(), "--", name}, args...)
-	cmd := exec.CommandContext(ctx, self, argv...)
+	cmd := exec.CommandContext(ctx, self, p.launcherArgs(name, args...)...)
 	cmd.SysProcAttr = sysProcAttr(p)
 	cmd.Cancel = func() error { return killGroup(cmd) }
-	return cmd, nil
+	return &Cmd{Cmd: cmd, profile: p, name: name, args: args}, nil
 }
 
-// launcherMain is the launcher: the profile, "--", the program and its
-// arguments. Any failure to apply the profile stops here with exit 126:
-// nothing runs unguarded.
-func launcherMain(args []string) int {
-	if len(args) < 3 || args[1] != "--" {
-		fmt.Fprintln(os.Stderr, "usage: opsagent sandbox-exec PROFILE -- PROGRAM [ARGS...]")
-		return 2
-	}
-	p, err := Decode(args[0])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "opsagent sandbox:", err)
-		return 126
-	}
-	err = applyAndExec(p, args[2], args[3:])
-	fmt.Fprintln(os.Stderr, "opsagent sandbox: the command did not run:", err)
-	return 126
+// launcherArgs are the arguments the binary is started with to run name
+// under p: `sandbox-exec PROFILE-WORD... -- NAME ARGS...`.
+func (p Profile) launcherArgs(name string, args ...string) []string {
+	argv := append(append([]string{LauncherArg}, p.launcherWords()...), "--", name)
+	return append(argv, args...)
 }

@@ -4,11 +4,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/opsagent/opsagent/server/sandbox/confine"
 	"golang.org/x/sys/unix"
 )
 
 func probeKernel() Kernel {
-	k := Kernel{OS: "linux", LandlockABI: landlockABI()}
+	k := Kernel{OS: "linux", LandlockABI: confine.LandlockABI()}
 	// PR_GET_SECCOMP answers EINVAL on a kernel built without seccomp.
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
 		k.Seccomp = true

@@ -225,7 +225,7 @@ exec 3<>/dev/tcp/127.0.0.1/` + strings.TrimPrefix(ln.Addr().String(), "127.0.0.1
 
 func TestLauncherRefusesAnUnknownProfileField(t *testing.T) {
 	self, _ := os.Executable()
-	out, err := exec.Command(self, LauncherArg, `{"read_only":true,"future":1}`, "--", "/bin/true").CombinedOutput()
+	out, err := exec.Command(self, LauncherArg, "read_only", "future=1", "--", "/bin/true").CombinedOutput()
 	var ee *exec.ExitError
 	if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 126 || !strings.Contains(string(out), "unknown field") {
 		t.Fatalf("%v %s", err, out)

@@ -1,29 +1,50 @@
 // Command sandboxbench measures what the command sandbox adds to starting
-// a command, on the built binary: `/bin/sh -c true` started directly and
-// through `opsagent sandbox-exec` under each profile the policy builds,
-// alternated in one run, p50 and p99 of the wall time from start to exit.
+// a command, on the built binary, with an unsandboxed start of the same
+// command alternated in the same run; p50 and p99 of the wall time from
+// start to exit.
 //
-//	go build -o /tmp/opsagent . && go run ./internal/cmd/sandboxbench -bin /tmp/opsagent -n 1000
+// On the server: `/bin/sh -c true` started directly and through
+// sandbox.Command (the built binary as the launcher) under each profile
+// the policy builds.
+//
+// Through a connector: the built binary runs as a real connector
+// (`BIN connector`) dialled into a hub in this process, and each round
+// runs `true` on it under an approved and a read-only profile. The host's
+// own measure of the command (start to exit, through its sandbox.Command)
+// is its sandboxed exec; the rest of the round trip is the network and
+// framing, shown beside a bare WebSocket echo of a frame of the same size.
+//
+//	CGO_ENABLED=0 go build -o /tmp/opsagent . && go run ./internal/cmd/sandboxbench -bin /tmp/opsagent -n 500
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"github.com/opsagent/opsagent/server/connector"
 	"github.com/opsagent/opsagent/server/sandbox"
 )
 
 func main() {
+	sandbox.Init()
 	bin := flag.String("bin", "", "the built opsagent binary")
 	n := flag.Int("n", 1000, "runs of each")
+	noConnector := flag.Bool("no-connector", false, "skip the connector rows")
 	flag.Parse()
 	if *bin == "" {
-		fmt.Fprintln(os.Stderr, "usage: sandboxbench -bin PATH [-n N]")
+		fmt.Fprintln(os.Stderr, "usage: sandboxbench -bin PATH [-n N] [-no-connector]")
 		os.Exit(2)
 	}
 	abi := sandbox.Probe().LandlockABI
@@ -32,49 +53,183 @@ func main() {
 		panic(err)
 	}
 	defer os.RemoveAll(tmp)
-	cases := []struct {
+	readOnly := sandbox.Profile{ReadOnly: true, DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true, TempDir: tmp, LandlockABI: abi}
+	profiles := []struct {
 		name string
-		argv []string
-		ns   bool
+		p    sandbox.Profile
 	}{
-		{"unsandboxed", []string{"/bin/sh", "-c", "true"}, false},
-		{"approved (host calls denied)", launcher(*bin, sandbox.Profile{DenyHostStop: true, LandlockABI: abi}), false},
-		{"approved, 2 allow-paths", launcher(*bin, sandbox.Profile{DenyHostStop: true, WritePaths: []string{tmp + "/a", tmp + "/b"},
-			TempDir: tmp, LandlockABI: abi}), false},
-		{"read-only auto-allowed", launcher(*bin, sandbox.Profile{ReadOnly: true, DenyHostStop: true, ScopeSignals: true,
-			HideSystemSockets: true, TempDir: tmp, LandlockABI: abi}), true},
-		{"all three must_never rules", launcher(*bin, sandbox.Profile{DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true,
-			NoDelete: true, NoExecNew: true, NoNetwork: true, TempDir: tmp, LandlockABI: abi}), true},
+		{"approved (host calls denied)", sandbox.Profile{DenyHostStop: true, LandlockABI: abi}},
+		{"approved, 2 allow-paths", sandbox.Profile{DenyHostStop: true, WritePaths: []string{tmp + "/a", tmp + "/b"},
+			TempDir: tmp, LandlockABI: abi}},
+		{"read-only auto-allowed", readOnly},
+		{"all three must_never rules", sandbox.Profile{DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true,
+			NoDelete: true, NoExecNew: true, NoNetwork: true, TempDir: tmp, LandlockABI: abi}},
 	}
-	took := make([][]time.Duration, len(cases))
+	type row struct {
+		name string
+		run  func() time.Duration
+		took []time.Duration
+	}
+	rows := []*row{{name: "unsandboxed", run: func() time.Duration {
+		cmd := exec.Command("/bin/sh", "-c", "true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return timed(cmd)
+	}}}
+	for _, pr := range profiles {
+		p := pr.p
+		rows = append(rows, &row{name: pr.name, run: func() time.Duration {
+			cmd, err := sandbox.Command(context.Background(), p, "/bin/sh", "-c", "true")
+			if err != nil {
+				fail(err)
+			}
+			// The product's own command, with the built binary as its
+			// launcher where it needs one.
+			cmd.Path, cmd.Args[0] = *bin, *bin
+			return timed(cmd)
+		}})
+	}
+	// What the in-process start saves: the approved profile forced
+	// through the launcher (the embedded exec.Cmd is the launcher's).
+	approved := profiles[0].p
+	rows = append(rows, &row{name: "approved, through the launcher", run: func() time.Duration {
+		cmd, err := sandbox.Command(context.Background(), approved, "/bin/sh", "-c", "true")
+		if err != nil {
+			fail(err)
+		}
+		cmd.Path, cmd.Args[0] = *bin, *bin
+		return timed(cmd.Cmd)
+	}})
+	var conn *connectorRig
+	if !*noConnector {
+		conn = startConnector(*bin, tmp)
+		defer conn.stop()
+		for _, c := range []struct {
+			name string
+			p    *sandbox.Profile
+		}{{"connector: approved", nil}, {"connector: read-only", &readOnly}} {
+			r := &row{name: c.name + " (host exec)"}
+			rt := &row{name: c.name + " (rest of round trip)"}
+			r.run = func() time.Duration {
+				host, total := conn.call(c.p)
+				rt.took = append(rt.took, total-host)
+				return host
+			}
+			rows = append(rows, r, rt) // rt has no run of its own: r fills it
+		}
+		rows = append(rows, &row{name: "bare WebSocket echo", run: conn.echo})
+	}
 	for i := 0; i < *n; i++ {
-		for j, c := range cases {
-			cmd := exec.Command(c.argv[0], c.argv[1:]...)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			if c.ns && os.Geteuid() == 0 {
-				cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNS
+		for _, r := range rows {
+			if r.run != nil {
+				r.took = append(r.took, r.run())
 			}
-			start := time.Now()
-			if out, err := cmd.CombinedOutput(); err != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v %s\n", c.name, err, out)
-				os.Exit(1)
-			}
-			took[j] = append(took[j], time.Since(start))
 		}
 	}
-	fmt.Printf("Landlock ABI %d, %d runs each, alternated\n", abi, *n)
-	base := pct(took[0], 99)
-	for j, c := range cases {
-		p50, p99 := pct(took[j], 50), pct(took[j], 99)
-		fmt.Printf("%-30s p50 %6.2f ms  p99 %6.2f ms  (p99 +%.2f ms)\n", c.name, ms(p50), ms(p99), ms(p99-base))
+	out, _ := exec.Command("uptime").Output()
+	fmt.Printf("Landlock ABI %d, %d runs each, alternated; %s", abi, *n, out)
+	base := pct(rows[0].took, 99)
+	for _, r := range rows {
+		p50, p99 := pct(r.took, 50), pct(r.took, 99)
+		fmt.Printf("%-45s p50 %6.2f ms  p99 %6.2f ms  (p99 %+.2f ms vs unsandboxed)\n", r.name, ms(p50), ms(p99), ms(p99-base))
 	}
 }
 
-func launcher(bin string, p sandbox.Profile) []string {
-	return []string{bin, sandbox.LauncherArg, p.Encode(), "--", "/bin/sh", "-c", "true"}
+func timed(cmd interface{ CombinedOutput() ([]byte, error) }) time.Duration {
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fail(fmt.Errorf("%v %s", err, out))
+	}
+	return time.Since(start)
+}
+
+// connectorRig is a hub in this process with the built binary connected
+// to it as a connector.
+type connectorRig struct {
+	hub   *connector.Hub
+	srv   *httptest.Server
+	agent *exec.Cmd
+	ws    *websocket.Conn
+	frame []byte
+}
+
+func startConnector(bin, workDir string) *connectorRig {
+	c := &connectorRig{hub: connector.NewHub(connector.Options{})}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/echo") {
+			ctx := context.Background()
+			for {
+				typ, data, err := ws.Read(ctx)
+				if err != nil || ws.Write(ctx, typ, data) != nil {
+					return
+				}
+			}
+		}
+		c.hub.Serve(context.Background(), ws, connector.Identity{ConnectorID: "bench", Name: "bench"}, "127.0.0.1")
+	}))
+	c.agent = exec.Command(bin, "connector", "--server", c.srv.URL, "--token", "ocn_bench", "--work-dir", workDir, "--log-level", "error")
+	c.agent.Stderr = os.Stderr
+	if err := c.agent.Start(); err != nil {
+		fail(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !c.hub.Status("bench").Online; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			fail(fmt.Errorf("the connector did not come online"))
+		}
+	}
+	ws, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(c.srv.URL, "http")+"/echo", nil)
+	if err != nil {
+		fail(err)
+	}
+	c.ws = ws
+	c.frame = connector.Encode(&connector.Frame{Type: connector.TypeRun, CallID: "0123456789abcdef0123456789abcdef",
+		Run: &connector.Run{Command: "true", TimeoutMS: 10000, MaxOutput: 1 << 20}})
+	return c
+}
+
+// call runs `true` on the connector: the host's measure of the command
+// and the whole round trip.
+func (c *connectorRig) call(p *sandbox.Profile) (host, total time.Duration) {
+	t0 := time.Now()
+	res, err := c.hub.Call(context.Background(), "bench", connector.Run{Command: "true", TimeoutMS: 10000, MaxOutput: 1 << 20, Sandbox: p}, io.Discard)
+	total = time.Since(t0)
+	if err != nil || res.ExitCode != 0 {
+		fail(fmt.Errorf("connector call: %+v %v", res, err))
+	}
+	return time.Duration(res.DurationUS) * time.Microsecond, total
+}
+
+func (c *connectorRig) echo() time.Duration {
+	t0 := time.Now()
+	if err := c.ws.Write(context.Background(), websocket.MessageText, c.frame); err != nil {
+		fail(err)
+	}
+	if _, _, err := c.ws.Read(context.Background()); err != nil {
+		fail(err)
+	}
+	return time.Since(t0)
+}
+
+func (c *connectorRig) stop() {
+	c.ws.CloseNow()
+	_ = c.agent.Process.Kill()
+	_ = c.agent.Wait()
+	c.srv.Close()
+	c.hub.Close()
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "sandboxbench:", err)
+	os.Exit(1)
 }
 
 func pct(xs []time.Duration, p int) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
 	s := append([]time.Duration(nil), xs...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[(len(s)-1)*p/100]

@@ -20,8 +20,11 @@ type wrapSpec struct {
 
 // wrappers run the command that follows their options.
 var wrappers = map[string]wrapSpec{
-	"sudo":   {values: "ugpCDhrtTUR", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--command-timeout", "--chroot"}},
-	"doas":   {values: "uC"},
+	"sudo": {values: "ugpCDhrtTUR", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--command-timeout", "--chroot"},
+		complete: true, flags: "AbBEeHiKklnNPSsVv", longFlags: []string{"--askpass", "--background", "--bell", "--preserve-env", "--edit",
+			"--help", "--set-home", "--login", "--remove-timestamp", "--reset-timestamp", "--list", "--non-interactive", "--preserve-groups",
+			"--stdin", "--shell", "--version", "--validate"}},
+	"doas":   {values: "uC", complete: true, flags: "Lns"},
 	"pkexec": {long: []string{"--user"}},
 	"env": {values: "uCS", long: []string{"--unset", "--chdir", "--split-string"}, complete: true, flags: "i0v",
 		longFlags: []string{"--ignore-environment", "--null", "--debug", "--block-signal", "--default-signal", "--ignore-signal", "--list-signal-handling", "--help", "--version"}},
@@ -31,10 +34,10 @@ var wrappers = map[string]wrapSpec{
 	"timeout": {values: "sk", long: []string{"--signal", "--kill-after"}, operands: 1, complete: true, flags: "v",
 		longFlags: []string{"--preserve-status", "--foreground", "--verbose", "--help", "--version"}},
 	"stdbuf":  {values: "ioe", long: []string{"--input", "--output", "--error"}, complete: true, longFlags: []string{"--help", "--version"}},
-	"nohup":   {},
-	"setsid":  {},
+	"nohup":   {complete: true, longFlags: []string{"--help", "--version"}},
+	"setsid":  {complete: true, flags: "cfwhV", longFlags: []string{"--ctty", "--fork", "--wait", "--help", "--version"}},
 	"time":    {values: "fo", long: []string{"--format", "--output"}},
-	"command": {},
+	"command": {complete: true, flags: "pvV"},
 	"builtin": {},
 	"exec":    {values: "a", complete: true, flags: "cl"},
 	"chroot":  {long: []string{"--userspec", "--groups"}, operands: 1},
@@ -130,6 +133,8 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 				return true
 			case key == "--login" && loginWrappers[name]:
 				s.login(name + " " + t)
+			case key == "--shell" && name == "sudo":
+				shellMode = true
 			}
 			i++
 			if !hasValue && takesValue {

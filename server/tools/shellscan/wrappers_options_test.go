@@ -67,7 +67,8 @@ func TestWrappersFindTheCommandInEveryGNUSpelling(t *testing.T) {
 	for _, src := range []string{
 		`timeout --bogus 5 rm a`, `env --bogus rm a`, `env -Q rm a`, `nice -Q rm a`, `stdbuf -Q rm a`, `ionice -Q rm a`,
 		`flock -Q /tmp/l rm a`, `strace -Q rm a`, `setpriv --bogus 0 rm a`, `xargs -Q rm`, `xargs --bogus rm`,
-		`xargs -0I{} sh -c {}`, `xargs -i sh -c '{}'`,
+		`xargs -0I{} sh -c {}`, `xargs -i sh -c '{}'`, `sudo -Q rm a`, `sudo --bogus rm a`, `doas -Q rm a`, `nohup --bogus rm a`,
+		`setsid -Q rm a`, `command -Q rm a`,
 	} {
 		a := Analyze(src)
 		if !a.IsOpaque() {

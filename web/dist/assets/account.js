@@ -37,7 +37,18 @@ function Profile({ ctx }) {
       ${ctx.app.user.avatar_url ? html`<${Button} class="secondary" id="avatar-remove" onClick=${remove}>Remove avatar</${Button}>` : null}</div>
     <${Form} id="profile-form" label="Profile" onSubmit=${async (d) => { ctx.app.user = await api('/api/auth/me', { method: 'PATCH', body: { name: d.name } }); document.getElementById('who').textContent = ctx.app.user.name + ' <' + ctx.app.user.email + '>'; }}>
       <${Field} label="Name" name="name" defaultValue=${u.name} maxlength="120" required autocomplete="name" />
-      <p class="muted">Email: ${u.email} ${u.email_verified ? '(verified)' : '(not verified)'}</p><button type="submit">Save profile</button></${Form}></section>`;
+      <p class="muted">Email: ${u.email} ${u.email_verified ? '(verified)' : '(not verified)'}</p><button type="submit">Save profile</button></${Form}>
+    ${u.email_verified ? null : html`<${ResendVerify} email=${u.email} />`}</section>`;
+}
+
+// ResendVerify mails the address's verification link again (the first
+// may have expired or gone to spam); the server answers the same either way.
+function ResendVerify({ email }) {
+  const [msg, setMsg] = useState('');
+  return html`<div class="row" id="verify-resend"><${Button} class="secondary" onClick=${async () => {
+    const out = await api('/api/auth/resend-verify', { method: 'POST', body: { email } });
+    setMsg((out && out.detail) || 'If the address still needs it, a new link is on its way.'); }}>Mail the verification link again</${Button}>
+    <span role="status" id="verify-resend-msg">${msg}</span></div>`;
 }
 
 // Avatar is the uploaded picture, or the person's initials when there is

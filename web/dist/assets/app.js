@@ -3,7 +3,7 @@
 
 import { api, setProject, currentProject, onSignedOut } from './api.js';
 import { $, h, alertBox } from './dom.js';
-import { wireAuth, showAuth, hideAuth, showGrant, hideGrant, verifyEmail } from './auth.js';
+import { wireAuth, showAuth, hideAuth, showGrant, hideGrant, verifyEmail, resendVerifyForm, VERIFIED } from './auth.js';
 import * as chat from './chat.js';
 import * as sessions from './sessions.js';
 import * as tasks from './tasks.js';
@@ -29,6 +29,7 @@ import * as rulesWhatIf from './rules_whatif.js';
 import * as changes from './changes.js';
 import * as usage from './usage.js';
 import * as evals from './evals.js';
+import * as invite from './invite.js';
 import { unmount } from './ui.js';
 import { drawNav, markNav, refreshCounts, crumbs } from './nav.js';
 import { wireSearch } from './search.js';
@@ -193,7 +194,18 @@ export async function render() {
     hideAuth();
     view.hidden = false;
     view.replaceChildren(h('section', { class: 'card narrow' }, h('h1', {}, 'Verify your address'), h('p', { role: 'status' }, 'Checking…')));
-    view.querySelector('p').textContent = await verifyEmail();
+    const said = await verifyEmail();
+    view.querySelector('p').textContent = said;
+    if (said !== VERIFIED) view.querySelector('section').append(resendVerifyForm(app.user && app.user.email));
+    return;
+  }
+  if (path === '/accept-invite') {
+    // The invitation link works signed out (create the account) and in (join).
+    hideAuth();
+    signedInChrome(!!app.user);
+    if (app.user) setNav(null);
+    view.hidden = false;
+    invite.render(view, { app, signedIn, go, loadContext, showLogin: () => { unmount(view); view.hidden = true; showAuth('login', app.config); } });
     return;
   }
   if (!app.user) {

@@ -3,8 +3,8 @@
 // index.html; this module only wires it.
 
 import { api } from './api.js';
-import { $ } from './dom.js';
-import { showErrors, clearErrors } from './forms.js';
+import { $, h } from './dom.js';
+import { showErrors, clearErrors, wireForm } from './forms.js';
 import { getAssertion } from './webauthn.js';
 
 const forms = ['login', 'register', 'mfa', 'forgot', 'reset'];
@@ -102,15 +102,32 @@ export function wireAuth(signedIn) {
   wireGrant();
 }
 
+export const VERIFIED = 'Your address is verified.';
+
 // verifyEmail spends the mailed token of /verify-email?token=...
 export async function verifyEmail() {
   const token = new URLSearchParams(location.search).get('token') || '';
   try {
     await api('/api/auth/verify-email', { method: 'POST', body: { token } });
-    return 'Your address is verified.';
+    return VERIFIED;
   } catch (e) {
     return e.message;
   }
+}
+
+// resendVerifyForm asks for a new verification mail where an expired or
+// spent link lands; the server answers the same whether or not the
+// address has an account.
+export function resendVerifyForm(email) {
+  const result = h('div', { role: 'status', id: 'verify-resend-result' });
+  const form = h('form', { id: 'verify-resend-form', 'aria-label': 'Mail a new verification link' },
+    h('label', {}, 'Email ', h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true, value: email || null })),
+    h('button', { type: 'submit' }, 'Mail me a new link'), result);
+  wireForm(form, result, async () => {
+    const r = await api('/api/auth/resend-verify', { method: 'POST', body: { email: form.email.value } });
+    result.textContent = (r && r.detail) || 'If the address needs it, a new link is on its way.';
+  });
+  return form;
 }
 
 // showGrant opens /cli-grant, looking the code up when the URL carries it.

@@ -1,20 +1,10 @@
 // Connectors (project settings tab): enroll one (token and install command
-// shown once), live status, labels and the server-side allow-list, rotate
-// the token, revoke, delete.
+// shown once), live status, labels and the server-side allow-list, edit
+// them (connector_edit.js), rotate the token, revoke, delete; the
+// project's command limits below.
 
 import { html, useState, useLoad, Loaded, Form, Field, Button, Badge, Copyable, when, pj } from './ui.js';
-
-const labelsText = (m) => Object.entries(m || {}).map(([k, v]) => k + '=' + v).join(', ');
-function parseLabels(s) {
-  const out = {};
-  for (const part of (s || '').split(',').map((x) => x.trim()).filter(Boolean)) {
-    const i = part.indexOf('=');
-    if (i < 1) throw new Error('Labels are key=value pairs separated by commas: ' + part);
-    out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
-  }
-  return out;
-}
-const lines = (s) => (s || '').split('\n').map((x) => x.trim()).filter(Boolean);
+import { ConnectorEdit, CommandLimits, labelsText, parseLabels, lines } from './connector_edit.js';
 
 // A cluster connector (opsagent connector --kubernetes) shows its cluster, version and what its
 // service account may do; a bad kubeconfig or token shows the cluster's refusal.
@@ -26,6 +16,7 @@ function kubeCell(k) {
 export function Connectors() {
   const r = useLoad((signal) => pj('/api/connectors', { signal }));
   const [made, setMade] = useState(null);
+  const [editing, setEditing] = useState(null);
   async function create(d) {
     setMade(await pj('/api/connectors', { method: 'POST', body: { name: d.name, labels: parseLabels(d.labels), allow_list: lines(d.allow_list) } }));
     r.reload();
@@ -39,12 +30,15 @@ export function Connectors() {
       <tbody>${d.items.map((x) => html`<tr data-connector-id=${x.id}><td><strong>${x.name}</strong>${x.allow_list?.length ? html`<div class="muted">${x.allow_list.length} allowed pattern(s)</div>` : null}</td>
         <td><${Badge} s=${x.status} /></td><td>${x.kind === 'kubernetes' ? kubeCell(x.kubernetes || {}) : html`${x.hostname ? x.hostname + ' (' + x.os + '/' + x.arch + ')' : '—'}<div class="muted">${x.version || ''} ${x.ip || ''}</div>`}${x.kind !== 'kubernetes' && x.sandbox_note ? html`<div class=${x.read_only_auto_allow ? 'muted sandbox-note' : 'sandbox-note warn'} title="What this host's kernel enforces on every command">Sandbox: ${x.sandbox_note}</div>` : null}</td>
         <td>${labelsText(x.labels) || '—'}</td><td>${when(x.last_seen) || 'never'}</td>
-        <td>${x.status !== 'revoked' ? html`<${Button} class="secondary" confirm=${'Replace the token of ' + x.name + '? The host must be re-enrolled.'} onClick=${async () => { setMade(await pj('/api/connectors/' + x.id + '/rotate-token', { method: 'POST' })); r.reload(); }}>Rotate token<span class="visually-hidden"> ${x.name}</span></${Button}>
+        <td>${x.status !== 'revoked' ? html`<button type="button" class="secondary edit" onClick=${() => setEditing(x.id)}>Edit<span class="visually-hidden"> ${x.name}</span></button>
+          <${Button} class="secondary" confirm=${'Replace the token of ' + x.name + '? The host must be re-enrolled.'} onClick=${async () => { setMade(await pj('/api/connectors/' + x.id + '/rotate-token', { method: 'POST' })); r.reload(); }}>Rotate token<span class="visually-hidden"> ${x.name}</span></${Button}>
           <${Button} class="danger revoke" confirm=${'Revoke ' + x.name + '? Its connection drops at once.'} onClick=${async () => { await pj('/api/connectors/' + x.id + '/revoke', { method: 'POST' }); r.reload(); }}>Revoke<span class="visually-hidden"> ${x.name}</span></${Button}>`
-          : html`<${Button} class="danger" confirm=${'Delete ' + x.name + '?'} onClick=${async () => { await pj('/api/connectors/' + x.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> ${x.name}</span></${Button}>`}</td></tr>`)}</tbody></table>`}</${Loaded}>
+          : html`<${Button} class="danger" confirm=${'Delete ' + x.name + '?'} onClick=${async () => { await pj('/api/connectors/' + x.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> ${x.name}</span></${Button}>`}</td></tr>
+        ${editing === x.id ? html`<tr class="editing"><td colspan="6"><${ConnectorEdit} x=${x} onDone=${() => { setEditing(null); r.reload(); }} onCancel=${() => setEditing(null)} /></td></tr>` : null}`)}</tbody></table>`}</${Loaded}>
     <details open=${!made}><summary>Enroll a connector</summary><${Form} id="connector-create" label="Enroll a connector" reset onSubmit=${create}>
       <${Field} label="Name" name="name" required pattern="[a-z0-9][a-z0-9._\\-]{0,62}" maxlength="63" placeholder="web-1" hint="Lower case letters, digits, dots, dashes." />
       <${Field} label="Labels (optional)" name="labels" placeholder="env=prod, role=web" />
       <label>Allowed commands (optional, one pattern per line; empty allows every command)<textarea name="allow_list" rows="3" class="mono" placeholder="systemctl status *"></textarea></label>
-      <button type="submit">Enroll</button></${Form}></details></section>`;
+      <button type="submit">Enroll</button></${Form}></details>
+    <${CommandLimits} /></section>`;
 }

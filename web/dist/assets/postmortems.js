@@ -1,12 +1,15 @@
 // Postmortem drafts: written by the agent from an incident's records when
 // it resolves, each fact cited to its record. A person edits the draft
-// (it is a knowledge document) and publishes it.
+// (it is a knowledge document) and publishes it. The organization's
+// template (postmortem_template.js) names the sections drafts are written under.
 
 import { html, mount, useState, useLoad, Loaded, Button, Badge, Page, ErrorLine, when, pj } from './ui.js';
+import { PostmortemTemplate } from './postmortem_template.js';
 
-export function render(view) { mount(view, html`<${Postmortems} />`); }
+export function render(view, ctx) { mount(view, html`<${Postmortems} ctx=${ctx} />`); }
 
-function Postmortems() {
+function Postmortems({ ctx }) {
+  const role = ((ctx && ctx.app.orgs.find((o) => o.current)) || {}).role;
   const r = useLoad((signal) => pj('/api/postmortems?limit=100', { signal }));
   const [open, setOpen] = useState(null);
   return html`<${Page} title="Postmortems" id="postmortems-page">
@@ -16,6 +19,7 @@ function Postmortems() {
         <${Badge} s=${p.status} /> <span class="muted">${p.cited.length} cited record(s)${p.invalid_citations.length ? ', ' + p.invalid_citations.length + ' removed' : ''} · ${when(p.updated_at)}</span>
         · <a href=${'/incidents/' + p.incident_id} data-link>incident</a></li>`)}</ul>`}</${Loaded}>
     ${open ? html`<${Draft} id=${open} onChange=${r.reload} />` : null}
+    <${PostmortemTemplate} canWrite=${role === 'owner' || role === 'admin'} />
   </${Page}>`;
 }
 

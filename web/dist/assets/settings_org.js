@@ -1,19 +1,25 @@
 // Organization settings: members and roles, invitations, API keys (secret
-// shown once), the org's LLM key, org secrets and usage.
+// shown once), org rules, retention, branding, the org's LLM key, org
+// secrets, usage, and the list of one's organizations (create, switch, leave).
 
 import { html, mount, useState, useLoad, Loaded, Form, Field, Select, Button, Badge, Tabs, Copyable, Bar, when, money, api } from './ui.js';
 import { ModelSettings } from './settings_models.js';
+import { OrgList } from './org_list.js';
+import { OrgRules } from './org_rules.js';
+import { Retention, Branding } from './org_retention.js';
 
 export function render(view, ctx) { mount(view, html`<${OrgSettings} ctx=${ctx} />`); }
 
 const tabs = [{ id: 'members', label: 'Members' }, { id: 'invitations', label: 'Invitations' }, { id: 'keys', label: 'API keys' },
-  { id: 'llm', label: 'LLM key' }, { id: 'secrets', label: 'Org secrets' }, { id: 'usage', label: 'Usage' }];
+  { id: 'rules', label: 'Rules' }, { id: 'retention', label: 'Retention' }, { id: 'branding', label: 'Branding' },
+  { id: 'llm', label: 'LLM key' }, { id: 'secrets', label: 'Org secrets' }, { id: 'usage', label: 'Usage' }, { id: 'orgs', label: 'Organizations' }];
 
 function OrgSettings({ ctx }) {
   const [tab, setTab] = useState(new URLSearchParams(location.search).get('tab') || ctx.tab || 'members');
   const org = ctx.app.orgs.find((o) => o.current) || {};
   function change(id) { setTab(id); const alias = { members: '/members', keys: '/api-keys' }[id]; history.replaceState(null, '', alias || '/organization?tab=' + id); ctx.markNav?.(alias || '/organization'); }
-  const Panel = { members: Members, invitations: Invitations, keys: Keys, llm: LLMKey, secrets: OrgSecrets, usage: Usage }[tab] || Members;
+  const Panel = { members: Members, invitations: Invitations, keys: Keys, rules: OrgRules, retention: Retention, branding: Branding,
+    llm: LLMKey, secrets: OrgSecrets, usage: Usage, orgs: OrgList }[tab] || Members;
   const [renaming, setRenaming] = useState(false);
   async function rename(d) {
     await api('/api/organizations/' + org.id, { method: 'PATCH', body: { name: d.name } });

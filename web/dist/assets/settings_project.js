@@ -5,6 +5,7 @@
 import { html, mount, useState, useLoad, Loaded, Form, Field, Select, Button, Badge, Tabs, Bar, when, api, pj } from './ui.js';
 import { currentProject } from './api.js';
 import { Connectors } from './connectors.js';
+import { CommandPolicy } from './command_policy.js';
 
 export function render(view, ctx) { mount(view, html`<${ProjectSettings} ctx=${ctx} />`); }
 
@@ -70,7 +71,7 @@ function Rules() {
     <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No rules yet.">${(d) => html`<ul class="rules plain" id="rules-list">${d.items.map((x) => html`<li class="card rule" data-rule-id=${x.id}>
       ${editing === x.id ? html`<${RuleForm} id="rule-edit" rule=${x} submit="Save rule" onSubmit=${save('/api/rules/' + x.id, 'PATCH')} onCancel=${() => setEditing(null)} />` : html`
         <div class="row"><${Badge} s=${x.kind} /> <${Badge} s=${x.effect} /> <code>${x.tool || '*'}</code> ${x.match_type} <code class="rule-pattern">${x.pattern}</code> ${x.enabled ? null : html`<${Badge} s="disabled" />`}</div>
-        ${x.description ? html`<p>${x.description}</p>` : null}<p class="muted">${x.scope} rule${x.source_approval_id ? ', remembered from an approval' : ''} · ${when(x.updated_at)}</p>
+        ${x.description ? html`<p>${x.description}</p>` : null}<p class="muted">${x.scope === 'org' ? html`<a href="/organization?tab=rules" data-link>org rule</a>` : 'project rule'}${x.source_approval_id ? ', remembered from an approval' : ''} · ${when(x.updated_at)}</p>
         ${x.scope === 'project' ? html`<div class="actions"><button type="button" class="secondary edit" onClick=${() => setEditing(x.id)}>Edit<span class="visually-hidden"> rule ${x.pattern}</span></button>
           <${Button} class="danger" confirm="Delete this rule?" onClick=${async () => { await pj('/api/rules/' + x.id, { method: 'DELETE' }); r.reload(); }}>Delete<span class="visually-hidden"> rule ${x.pattern}</span></${Button}></div>` : null}`}
     </li>`)}</ul>`}</${Loaded}>
@@ -80,7 +81,8 @@ function Rules() {
         <div class="filters"><label class="inline">Tool <input name="tool" defaultValue="run_command" required /></label>
           <label class="inline">Command <input name="command" required placeholder="systemctl restart nginx" /></label>
           <label class="inline">Target <input name="target" placeholder="server" /></label><button type="submit">Check</button></div></${Form}>
-      ${verdict ? html`<p role="status" id="rule-verdict"><${Badge} s=${verdict.verdict} /> ${verdict.reason}</p>` : null}</section></section>`;
+      ${verdict ? html`<p role="status" id="rule-verdict"><${Badge} s=${verdict.verdict} /> ${verdict.reason}</p>` : null}</section>
+    <${CommandPolicy} /></section>`;
 }
 
 export function RuleForm({ id, rule = {}, submit, onSubmit, onCancel, reset }) {

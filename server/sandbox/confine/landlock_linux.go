@@ -1,32 +1,47 @@
-package sandbox
+package confine
 
 import (
-	"fmt"
+	"errors"
 	"os"
-	"path/filepath"
-	"sort"
+	"path"
+	"slices"
+	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
-// Landlock access rights (uapi/linux/landlock.h), by the ABI that added them.
+// Landlock access rights (uapi/linux/landlock.h), by the ABI that added
+// them. Written out here rather than taken from golang.org/x/sys/unix (see
+// the package comment); TestConstantsMatchXSysUnix checks every value.
 const (
-	llExecute    = unix.LANDLOCK_ACCESS_FS_EXECUTE
-	llWriteFile  = unix.LANDLOCK_ACCESS_FS_WRITE_FILE
-	llReadFile   = unix.LANDLOCK_ACCESS_FS_READ_FILE
-	llReadDir    = unix.LANDLOCK_ACCESS_FS_READ_DIR
-	llRemoveDir  = unix.LANDLOCK_ACCESS_FS_REMOVE_DIR
-	llRemoveFile = unix.LANDLOCK_ACCESS_FS_REMOVE_FILE
-	llMakeChar   = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR
-	llMakeDir    = unix.LANDLOCK_ACCESS_FS_MAKE_DIR
-	llMakeReg    = unix.LANDLOCK_ACCESS_FS_MAKE_REG
-	llMakeSock   = unix.LANDLOCK_ACCESS_FS_MAKE_SOCK
-	llMakeFifo   = unix.LANDLOCK_ACCESS_FS_MAKE_FIFO
-	llMakeBlock  = unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
-	llMakeSym    = unix.LANDLOCK_ACCESS_FS_MAKE_SYM
-	llRefer      = unix.LANDLOCK_ACCESS_FS_REFER    // ABI 2
-	llTruncate   = unix.LANDLOCK_ACCESS_FS_TRUNCATE // ABI 3
+	llExecute    = 1 << 0
+	llWriteFile  = 1 << 1
+	llReadFile   = 1 << 2
+	llReadDir    = 1 << 3
+	llRemoveDir  = 1 << 4
+	llRemoveFile = 1 << 5
+	llMakeChar   = 1 << 6
+	llMakeDir    = 1 << 7
+	llMakeReg    = 1 << 8
+	llMakeSock   = 1 << 9
+	llMakeFifo   = 1 << 10
+	llMakeBlock  = 1 << 11
+	llMakeSym    = 1 << 12
+	llRefer      = 1 << 13 // ABI 2
+	llTruncate   = 1 << 14 // ABI 3
+
+	llNetBindTCP    = 1 << 0 // ABI 4
+	llNetConnectTCP = 1 << 1
+	llScopeAbstract = 1 << 0 // ABI 6
+	llScopeSignal   = 1 << 1
+
+	llCreateRulesetVersion = 1 << 0
+	llRulePathBeneath      = 1
+
+	sysLandlockCreateRuleset = 444 // the same number on every architecture
+	sysLandlockAddRule       = 445
+	sysLandlockRestrictSelf  = 446
+
+	oPath = 0x200000 // O_PATH
 
 	llRead     = llReadFile | llReadDir
 	llFileOnly = llExecute | llWriteFile | llReadFile | llTruncate
@@ -46,9 +61,9 @@ func fsRights(abi int) uint64 {
 	return r
 }
 
-// landlockABI asks the kernel for its Landlock version (0: none).
-func landlockABI() int {
-	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+// LandlockABI asks the kernel for its Landlock version (0: none).
+func LandlockABI() int {
+	v, _, errno := syscall.Syscall(sysLandlockCreateRuleset, 0, 0, llCreateRulesetVersion)
 	if errno != 0 {
 		return 0
 	}
@@ -73,7 +88,7 @@ type grant struct {
 
 // fsPlan turns a profile into the subtree grants Landlock is given. The
 // default for "/" comes from the switches; places that differ are grants.
-func fsPlan(p Profile, abi int) (def uint64, grants []grant) {
+func fsPlan(p Spec, abi int) (def uint64, grants []grant) {
 	all := fsRights(abi)
 	def = all
 	if p.ReadOnly || len(p.WritePaths) > 0 {
@@ -128,8 +143,8 @@ type landlockRule struct {
 func planRules(def uint64, grants []grant) []landlockRule {
 	byPath := map[string]uint64{}
 	for _, g := range grants {
-		p := filepath.Clean(g.path)
-		if !filepath.IsAbs(p) {
+		p := path.Clean(g.path)
+		if !path.IsAbs(p) {
 			continue
 		}
 		if r, ok := byPath[p]; ok {
@@ -156,7 +171,7 @@ func planRules(def uint64, grants []grant) []landlockRule {
 		}
 		if !needsSplit {
 			rules = append(rules, landlockRule{dir, rights})
-			sort.Strings(beneath)
+			slices.Sort(beneath)
 			for _, p := range beneath {
 				if !coveredByShallower(p, dir, byPath) {
 					walk(p, byPath[p])
@@ -175,7 +190,7 @@ func planRules(def uint64, grants []grant) []landlockRule {
 			if dir == "/proc" && e.Name()[0] >= '0' && e.Name()[0] <= '9' {
 				continue // other processes' files: readable from above, not writable
 			}
-			child := filepath.Join(dir, e.Name())
+			child := path.Join(dir, e.Name())
 			r, ok := byPath[child]
 			if !ok {
 				r = rights
@@ -189,8 +204,8 @@ func planRules(def uint64, grants []grant) []landlockRule {
 
 // dirOnly are the rights that mean nothing on a file: a file grant does not
 // take them from its parent directory.
-func dirOnly(path string) uint64 {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+func dirOnly(file string) uint64 {
+	if st, err := os.Stat(file); err == nil && st.IsDir() {
 		return 0
 	}
 	return llReadDir | llRemoveDir | llRemoveFile | llMakeChar | llMakeDir | llMakeReg | llMakeSock | llMakeFifo |
@@ -200,7 +215,7 @@ func dirOnly(path string) uint64 {
 // coveredByShallower: p has a granted ancestor strictly between dir and p,
 // which walks it.
 func coveredByShallower(p, dir string, byPath map[string]uint64) bool {
-	for q := filepath.Dir(p); q != dir && within(q, dir) && q != "/"; q = filepath.Dir(q) {
+	for q := path.Dir(p); q != dir && within(q, dir) && q != "/"; q = path.Dir(q) {
 		if _, ok := byPath[q]; ok {
 			return true
 		}
@@ -209,7 +224,7 @@ func coveredByShallower(p, dir string, byPath map[string]uint64) bool {
 }
 
 // applyLandlock restricts the calling thread (and what it execs).
-func applyLandlock(p Profile) error {
+func applyLandlock(p Spec) error {
 	abi := p.LandlockABI
 	if abi <= 0 {
 		return nil
@@ -220,72 +235,72 @@ func applyLandlock(p Profile) error {
 	if abi >= 4 {
 		size = 2 * unsafe.Sizeof(uint64(0))
 		if p.NoNetwork {
-			attr.net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+			attr.net = llNetBindTCP | llNetConnectTCP
 		}
 	}
 	if abi >= 6 {
 		size = 3 * unsafe.Sizeof(uint64(0))
 		if p.ScopeSignals {
-			attr.scoped = unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+			attr.scoped = llScopeSignal | llScopeAbstract
 		}
 	}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	fd, _, errno := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
-		return fmt.Errorf("landlock_create_ruleset: %v", errno)
+		return errors.New("landlock_create_ruleset: " + errno.Error())
 	}
-	defer unix.Close(int(fd))
+	defer syscall.Close(int(fd))
 	def, grants := fsPlan(p, abi)
 	for _, r := range planRules(def, grants) {
 		if err := addPathRule(int(fd), r.path, r.rights&handledFS); err != nil {
 			return err
 		}
 	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
-		return fmt.Errorf("landlock_restrict_self: %v", errno)
+	if _, _, errno := syscall.Syscall(sysLandlockRestrictSelf, fd, 0, 0); errno != 0 {
+		return errors.New("landlock_restrict_self: " + errno.Error())
 	}
 	return nil
 }
 
 // addPathRule adds one path_beneath rule; a path that does not exist (or
 // cannot be opened) simply gets no rule.
-func addPathRule(ruleset int, path string, rights uint64) error {
+func addPathRule(ruleset int, file string, rights uint64) error {
 	if rights == 0 {
 		return nil
 	}
-	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	pfd, err := syscall.Open(file, oPath|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	defer unix.Close(pfd)
-	var st unix.Stat_t
-	if err := unix.Fstat(pfd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	defer syscall.Close(pfd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(pfd, &st); err == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		rights &= llFileOnly
 	}
 	// struct landlock_path_beneath_attr is packed: u64 then s32.
 	var attr [12]byte
 	*(*uint64)(unsafe.Pointer(&attr[0])) = rights
 	*(*int32)(unsafe.Pointer(&attr[8])) = int32(pfd)
-	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH,
+	if _, _, errno := syscall.Syscall6(sysLandlockAddRule, uintptr(ruleset), llRulePathBeneath,
 		uintptr(unsafe.Pointer(&attr[0])), 0, 0, 0); errno != 0 {
-		if errno == unix.EBADFD {
+		if errno == syscall.EBADFD {
 			return nil // a pipe or socket behind /dev/stderr and the like: nothing to grant
 		}
-		return fmt.Errorf("landlock_add_rule %s: %v", path, errno)
+		return errors.New("landlock_add_rule " + file + ": " + errno.Error())
 	}
 	return nil
 }
 
-// writable reports whether the profile lets a command write path (for
+// Writable reports whether the profile lets a command write path (for
 // naming what the sandbox refused).
-func (p Profile) writable(path string) bool {
+func (p Spec) Writable(file string) bool {
 	if p.LandlockABI == 0 {
 		return true
 	}
 	def, grants := fsPlan(p, p.LandlockABI)
 	rights, best := def, ""
 	for _, g := range grants {
-		gp := filepath.Clean(g.path)
-		if within(path, gp) && len(gp) > len(best) {
+		gp := path.Clean(g.path)
+		if within(file, gp) && len(gp) > len(best) {
 			rights, best = g.rights, gp
 		}
 	}

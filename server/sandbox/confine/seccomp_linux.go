@@ -1,22 +1,21 @@
-package sandbox
+package confine
 
 import (
-	"fmt"
+	"errors"
 	"runtime"
+	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // hostCalls are the system calls that change the host as a whole: under
 // DenyHostStop they fail with EPERM.
 func hostCalls() []uint32 {
-	calls := []uintptr{unix.SYS_REBOOT, unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD, unix.SYS_INIT_MODULE,
-		unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT,
-		unix.SYS_MOVE_MOUNT, unix.SYS_FSMOUNT, unix.SYS_FSCONFIG, unix.SYS_MOUNT_SETATTR, unix.SYS_OPEN_TREE,
-		unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_CLOCK_ADJTIME,
-		unix.SYS_ADJTIMEX, unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME, unix.SYS_PTRACE, unix.SYS_PROCESS_VM_WRITEV,
-		unix.SYS_ACCT, unix.SYS_PIDFD_SEND_SIGNAL}
+	calls := []uintptr{sysReboot, sysKexecLoad, sysKexecFileLoad, sysInitModule,
+		sysFinitModule, sysDeleteModule, sysMount, sysUmount2, sysPivotRoot,
+		sysMoveMount, sysFsmount, sysFsconfig, sysMountSetattr, sysOpenTree,
+		sysSwapon, sysSwapoff, sysSettimeofday, sysClockSettime, sysClockAdjtime,
+		sysAdjtimex, sysSethostname, sysSetdomainname, sysPtrace, sysProcessVmWritev,
+		sysAcct, sysPidfdSendSignal}
 	calls = append(calls, archHostCalls...)
 	out := make([]uint32, len(calls))
 	for i, c := range calls {
@@ -40,12 +39,12 @@ type argDeny struct {
 	negative bool
 }
 
-func planSeccomp(p Profile) seccompPlan {
+func planSeccomp(p Spec) seccompPlan {
 	var s seccompPlan
 	if p.DenyHostStop || p.ReadOnly {
 		s.deny = hostCalls()
 		// PID 1 and "every process": the signals that stop a host.
-		for _, nr := range []uintptr{unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_PIDFD_OPEN} {
+		for _, nr := range []uintptr{sysKill, sysTkill, sysTgkill, sysPidfdOpen} {
 			s.argDen = append(s.argDen, argDeny{nr: uint32(nr), values: []uint32{1, 0xffffffff}})
 		}
 	}
@@ -53,12 +52,12 @@ func planSeccomp(p Profile) seccompPlan {
 		// No Landlock signal scope: refuse signals to pid <= 1 (0, 1 and
 		// every negative pid: process groups and "all").
 		s.argDen = s.argDen[:0]
-		for _, nr := range []uintptr{unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_PIDFD_OPEN} {
+		for _, nr := range []uintptr{sysKill, sysTkill, sysTgkill, sysPidfdOpen} {
 			s.argDen = append(s.argDen, argDeny{nr: uint32(nr), values: []uint32{0, 1}, negative: true})
 		}
 	}
 	if p.NoNetwork {
-		s.argDen = append(s.argDen, argDeny{nr: uint32(unix.SYS_SOCKET), values: []uint32{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}})
+		s.argDen = append(s.argDen, argDeny{nr: uint32(sysSocket), values: []uint32{syscall.AF_INET, syscall.AF_INET6, syscall.AF_PACKET}})
 	}
 	return s
 }
@@ -67,30 +66,32 @@ func planSeccomp(p Profile) seccompPlan {
 const (
 	offNr   = 0
 	offArch = 4
-	offArg0 = 16 // low 32 bits on little-endian machines
-	retKill = unix.SECCOMP_RET_KILL_PROCESS
-	retOK   = unix.SECCOMP_RET_ALLOW
-	retPerm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	offArg0 = 16                                 // low 32 bits on little-endian machines
+	retKill = 0x80000000                         // SECCOMP_RET_KILL_PROCESS
+	retOK   = 0x7fff0000                         // SECCOMP_RET_ALLOW
+	retPerm = 0x00050000 | uint32(syscall.EPERM) // SECCOMP_RET_ERRNO
+
+	seccompSetModeFilter = 1
 )
 
-func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-func jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
-	return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
+func stmt(code uint16, k uint32) syscall.SockFilter { return syscall.SockFilter{Code: code, K: k} }
+func jump(code uint16, k uint32, jt, jf uint8) syscall.SockFilter {
+	return syscall.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
 }
 
 const (
-	ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-	jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-	jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-	jset  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
-	ret   = unix.BPF_RET | unix.BPF_K
+	ldAbs = syscall.BPF_LD | syscall.BPF_W | syscall.BPF_ABS
+	jeq   = syscall.BPF_JMP | syscall.BPF_JEQ | syscall.BPF_K
+	jge   = syscall.BPF_JMP | syscall.BPF_JGE | syscall.BPF_K
+	jset  = syscall.BPF_JMP | syscall.BPF_JSET | syscall.BPF_K
+	ret   = syscall.BPF_RET | syscall.BPF_K
 )
 
 // program assembles the filter: a foreign architecture kills (no way
 // around the table by another ABI), x32 numbers are refused, listed calls
 // answer EPERM, argument checks follow, everything else is allowed.
-func (s seccompPlan) program() []unix.SockFilter {
-	prog := []unix.SockFilter{
+func (s seccompPlan) program() []syscall.SockFilter {
+	prog := []syscall.SockFilter{
 		stmt(ldAbs, offArch),
 		jump(jeq, auditArch, 1, 0),
 		stmt(ret, retKill),
@@ -125,15 +126,15 @@ func (s seccompPlan) program() []unix.SockFilter {
 
 // applySeccomp installs the filter on the calling thread (no_new_privs is
 // set first, as the kernel demands of an unprivileged filter).
-func applySeccomp(p Profile) error {
+func applySeccomp(p Spec) error {
 	plan := planSeccomp(p)
 	if len(plan.deny) == 0 && len(plan.argDen) == 0 {
 		return nil
 	}
 	prog := plan.program()
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return fmt.Errorf("seccomp: %v", errno)
+	fprog := syscall.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := syscall.Syscall(sysSeccomp, seccompSetModeFilter, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return errors.New("seccomp: " + errno.Error())
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ func TestConsoleInvitationLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the short password refused beside it", fieldErrorJS(`#invite-signup input[name=password]`, "8"))
+	checkA11y(t, ctx, "accept-invite signed out, a field refused")
 	setField(t, ctx, `#invite-signup input[name=password]`, "correct horse battery")
 	if err := chromedp.Do(ctx, click(`#invite-signup button[type=submit]`)); err != nil {
 		t.Fatal(err)
@@ -101,6 +102,7 @@ func TestConsoleInvitationLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the mismatch refused", textHas(`#invite-page [role=alert]`, "sent to another address"))
+	checkClean(t, ctx, "accept-invite", "403 /api/auth/accept-invite")
 }
 
 // Verification mail again: from the account page of an unverified address,

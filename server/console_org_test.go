@@ -151,6 +151,7 @@ func TestConsoleOrgRulesRetentionBranding(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the bad tool refused beside it", fieldErrorJS(`#org-rule-edit input[name=tool]`, ""))
+	checkA11y(t, ctx, "org rule edit, a field refused")
 	setField(t, ctx, `#org-rule-edit input[name=tool]`, "run_command")
 	setField(t, ctx, `#org-rule-edit input[name=description]`, "never wipe anything")
 	if err := chromedp.Do(ctx, click(`#org-rule-edit button[type=submit]`)); err != nil {

@@ -140,6 +140,7 @@ func TestConsoleConnectorEditAndLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the bad label refused beside the labels", fieldErrorJS(`#connector-edit input[name=labels]`, "label"))
+	checkA11y(t, ctx, "connector edit, a field refused")
 	setField(t, ctx, `#connector-edit input[name=labels]`, "env=prod, role=web")
 	setField(t, ctx, `#connector-edit textarea[name=allow_list]`, "systemctl status *")
 	if err := chromedp.Do(ctx, click(`#connector-edit button[type=submit]`)); err != nil {

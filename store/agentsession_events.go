@@ -99,10 +99,23 @@ func findTranscript(ctx context.Context, q Querier, orgID, sessionID string) (*T
 		JOIN agent_sessions s ON s.id = t.session_id WHERE t.session_id = ? AND s.org_id = ?`, sessionID, orgID).
 		Scan(&t.SessionID, &t.Messages, &t.Pending, &at)
 	if errors.Is(err, sql.ErrNoRows) {
+		// A first turn still running has only its checkpoint's messages.
+		err = q.QueryRowContext(ctx, `SELECT id, '', '', last_activity FROM agent_sessions WHERE id = ? AND org_id = ?
+			AND EXISTS (SELECT 1 FROM run_checkpoint_messages m WHERE m.session_id = ?)`, sessionID, orgID, sessionID).
+			Scan(&t.SessionID, &t.Messages, &t.Pending, &at)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, NotFound("transcript")
 	}
 	if err != nil {
 		return nil, err
+	}
+	// A running turn's transcript so far is its checkpoint's (the row
+	// above holds the transcript as of its last turn's end).
+	if msgs, ok, err := checkpointMessages(ctx, q, sessionID); err != nil {
+		return nil, err
+	} else if ok {
+		t.Messages, t.Pending = msgs, ""
 	}
 	t.UpdatedAt = ParseTS(at)
 	return &t, nil

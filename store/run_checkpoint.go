@@ -5,10 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 )
 
 // RunCheckpoint is a running turn's last checkpoint: its state (the
-// runner's JSON) and transcript (Messages, session_transcripts), and how
+// runner's JSON) and transcript (Messages, from run_checkpoint_messages), and how
 // many times the turn was resumed already.
 type RunCheckpoint struct {
 	SessionID, OrgID, ProjectID string
@@ -19,21 +20,38 @@ type RunCheckpoint struct {
 const upsertCheckpoint = `INSERT INTO run_checkpoints (session_id, state, resumes, created_at, updated_at) VALUES (?,?,?,?,?)
 	ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
 
-// SaveCheckpoint stores a turn's events so far, its transcript and its step
-// state in one transaction: after a crash the events stored and the
-// checkpoint agree, so the resumed turn repeats no step whose events were
-// kept and numbers its own after them. The session's last activity moves
-// with it (a cluster's sweep reads it).
-func (db *DB) SaveCheckpoint(ctx context.Context, sessionID string, evs []SessionEvent, messages, state string) error {
+// CheckpointWrite is one checkpoint: the turn's step state and the
+// transcript's messages from index From on (each one's JSON), those before
+// From being unchanged since the last checkpoint.
+type CheckpointWrite struct {
+	State    string
+	From     int
+	Messages []string
+}
+
+// SaveCheckpoint stores a turn's events so far, the messages its transcript
+// gained (run_checkpoint_messages) and its step state in one transaction:
+// after a crash the events stored and the checkpoint agree, so the resumed
+// turn repeats no step whose events were kept and numbers its own after
+// them. Only the new messages are written, so a long run's checkpoints cost
+// what it adds, not what it holds. The session's last activity moves with
+// it (a cluster's sweep reads it).
+func (db *DB) SaveCheckpoint(ctx context.Context, sessionID string, evs []SessionEvent, cp CheckpointWrite) error {
 	return db.writeHot(ctx, func(tx *Tx) error {
 		if err := insertSessionEventsTx(ctx, tx, sessionID, evs); err != nil {
 			return err
 		}
-		if err := saveTranscriptTx(ctx, tx, sessionID, messages, ""); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_checkpoint_messages WHERE session_id = ? AND idx >= ?`, sessionID, cp.From); err != nil {
 			return err
 		}
+		for i, m := range cp.Messages {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO run_checkpoint_messages (session_id, idx, message) VALUES (?,?,?)`,
+				sessionID, cp.From+i, m); err != nil {
+				return err
+			}
+		}
 		now := TS(tx.Now)
-		if _, err := tx.ExecContext(ctx, upsertCheckpoint, sessionID, state, 0, now, now); err != nil {
+		if _, err := tx.ExecContext(ctx, upsertCheckpoint, sessionID, cp.State, 0, now, now); err != nil {
 			return err
 		}
 		// A turn that checkpoints runs: a task run's turn after a decision
@@ -44,8 +62,40 @@ func (db *DB) SaveCheckpoint(ctx context.Context, sessionID string, evs []Sessio
 }
 
 func deleteCheckpointTx(ctx context.Context, tx *Tx, sessionID string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM run_checkpoint_messages WHERE session_id = ?`, sessionID); err != nil {
+		return err
+	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM run_checkpoints WHERE session_id = ?`, sessionID)
 	return err
+}
+
+// checkpointMessages is a running turn's transcript so far as one JSON
+// array, from its checkpoint's rows; ok false when it has none.
+func checkpointMessages(ctx context.Context, q Querier, sessionID string) (string, bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT message FROM run_checkpoint_messages WHERE session_id = ? ORDER BY idx`, sessionID)
+	if err != nil {
+		return "", false, err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteByte('[')
+	n := 0
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return "", false, err
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(m)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return "", false, err
+	}
+	b.WriteByte(']')
+	return b.String(), n > 0, nil
 }
 
 // CheckpointedRuns lists the chat sessions still running (not waiting for a
@@ -80,16 +130,24 @@ func (db *DB) ClaimCheckpoint(ctx context.Context, orgID, sessionID string) (*Ru
 	var out *RunCheckpoint
 	err := db.Write(ctx, func(tx *Tx) error {
 		c := RunCheckpoint{SessionID: sessionID}
-		err := tx.QueryRowContext(ctx, `SELECT c.state, c.resumes, t.messages, s.project_id FROM run_checkpoints c
-			JOIN agent_sessions s ON s.id = c.session_id JOIN session_transcripts t ON t.session_id = c.session_id
+		err := tx.QueryRowContext(ctx, `SELECT c.state, c.resumes, s.project_id FROM run_checkpoints c
+			JOIN agent_sessions s ON s.id = c.session_id
 			WHERE c.session_id = ? AND s.org_id = ? AND s.status = 'running' AND s.waiting_approval = 0`, sessionID, orgID).
-			Scan(&c.State, &c.Resumes, &c.Messages, &c.ProjectID)
+			Scan(&c.State, &c.Resumes, &c.ProjectID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return NotFound("checkpoint")
 		}
 		if err != nil {
 			return err
 		}
+		msgs, ok, err := checkpointMessages(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return NotFound("checkpoint transcript")
+		}
+		c.Messages = msgs
 		c.OrgID = orgID
 		c.Resumes++
 		_, err = tx.ExecContext(ctx, `UPDATE run_checkpoints SET resumes = ?, updated_at = ? WHERE session_id = ?`, c.Resumes, TS(tx.Now), sessionID)

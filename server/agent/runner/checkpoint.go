@@ -58,18 +58,22 @@ type durableTurn struct {
 	lr    *liveRun
 	state checkpointState
 	calls atomic.Int64 // tool calls announced, this turn
+	// written is each transcript message's JSON as the last checkpoint
+	// stored it: the next one writes from the first that differs (the
+	// messages added since, or what the loop compacted).
+	written []string
 }
 
 // cpRequest is a checkpoint waiting for persist to write it with the events
 // published before it.
 type cpRequest struct {
-	messages, state string
-	done            chan error
+	cp   store.CheckpointWrite
+	done chan error
 }
 
 // checkpoint hands persist a checkpoint and waits until it is written.
-func (h *hub) checkpoint(messages, state string) error {
-	req := &cpRequest{messages: messages, state: state, done: make(chan error, 1)}
+func (h *hub) checkpoint(cp store.CheckpointWrite) error {
+	req := &cpRequest{cp: cp, done: make(chan error, 1)}
 	h.mu.Lock()
 	h.cp = req
 	close(h.wake)
@@ -101,6 +105,7 @@ func (r *Runner) durable(spec turnSpec, cfg *agent.Config, emit func(agent.Event
 	if d == nil {
 		return emit
 	}
+	d.written = nil // a new turn (its last one's rows went with its end): its first checkpoint writes them all
 	if st := spec.resume; st != nil {
 		d.state = *st
 		cfg.From = &agent.ResumeFrom{Steps: st.Steps, Usage: st.Usage, Cost: st.Cost, Approval: st.Approval}
@@ -153,12 +158,24 @@ func (d *durableTurn) hook(_ context.Context, cp agent.Checkpoint) {
 	}
 }
 
+// write stores a checkpoint: st and the messages changed since the last
+// one (all of them at the turn's first).
 func (d *durableTurn) write(msgs []llm.Message, st checkpointState) {
-	m, _ := encodeTranscript(msgs, nil)
-	b, _ := json.Marshal(st)
-	if err := d.lr.hub.checkpoint(m, string(b)); err != nil {
-		d.r.log.Error("agent: checkpoint not saved", "session_id", st.Info.SessionID, "err", err)
+	enc := make([]string, len(msgs))
+	for i := range msgs {
+		enc[i] = marshalNoEscape(msgs[i])
 	}
+	from := 0
+	for from < len(enc) && from < len(d.written) && enc[from] == d.written[from] {
+		from++
+	}
+	b, _ := json.Marshal(st)
+	if err := d.lr.hub.checkpoint(store.CheckpointWrite{State: string(b), From: from, Messages: enc[from:]}); err != nil {
+		d.r.log.Error("agent: checkpoint not saved", "session_id", st.Info.SessionID, "err", err)
+		d.written = nil // not known to be stored: the next one writes them all
+		return
+	}
+	d.written = enc
 }
 
 // persistBatch writes a batch of events, with the checkpoint waiting, if
@@ -169,7 +186,7 @@ func (r *Runner) persistBatch(sessionID string, batch []store.SessionEvent, cp *
 	if cp == nil {
 		return r.d.DB.AppendSessionEvents(ctx, sessionID, batch)
 	}
-	err := r.d.DB.SaveCheckpoint(ctx, sessionID, batch, cp.messages, cp.state)
+	err := r.d.DB.SaveCheckpoint(ctx, sessionID, batch, cp.cp)
 	cp.done <- err
 	return err
 }

@@ -172,9 +172,12 @@ func (r *Runner) suspendUnstarted(ctx context.Context, run *scheduler.Run, spec 
 	if run.Resume {
 		return scheduler.Outcome{Suspended: true}, nil
 	}
-	m, _ := encodeTranscript(spec.history, nil)
+	msgs := make([]string, len(spec.history))
+	for i := range spec.history {
+		msgs[i] = marshalNoEscape(spec.history[i])
+	}
 	b, _ := json.Marshal(checkpointState{Info: spec.info, AgentType: spec.agentTyp, Turn: spec.turn, MaxSteps: spec.maxSteps, MaxCost: spec.maxCost})
-	if err := r.d.DB.SaveCheckpoint(context.WithoutCancel(ctx), run.SessionID, nil, m, string(b)); err != nil {
+	if err := r.d.DB.SaveCheckpoint(context.WithoutCancel(ctx), run.SessionID, nil, store.CheckpointWrite{State: string(b), Messages: msgs}); err != nil {
 		return scheduler.Outcome{}, err
 	}
 	return scheduler.Outcome{Suspended: true}, nil

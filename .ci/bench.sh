@@ -7,6 +7,7 @@
 #   .ci/bench.sh tasks me               some rows
 #   BASE=main .ci/bench.sh refresh      also an earlier revision, alternated (before/after)
 #   .ci/bench.sh -ingest-secs 30 -ingest-runs 10 ingest    the sustained ingest figure (five minutes)
+#   .ci/bench.sh evidence changes       issue 36: gathering at the start of a run, a hanging source, the change feed at 100k
 # The ingest row also runs its floor, .ci/bare-ingest (a bare durable receiver on the same stack),
 # alternated under the same wrk script.
 # Needs wrk (apt-get install wrk), curl-free; Linux (/proc, loopback source addresses).

@@ -49,6 +49,10 @@
 -- migration: 0350_changes.sql
 -- migration: 0351_findings.sql
 -- migration: 0380_eval_runs.sql
+-- migration: 0410_sandbox_profiles.sql
+-- migration: 0415_run_checkpoint_messages.sql
+-- migration: 0420_changes_feed_indexes.sql
+-- migration: 0421_changes_service_source.sql
 CREATE TABLE users (
 	id TEXT PRIMARY KEY,
 	email TEXT NOT NULL UNIQUE,            -- stored lowercased
@@ -985,6 +989,19 @@ CREATE TABLE eval_runs (
 	created_at TEXT NOT NULL,
 	finished_at TEXT NOT NULL DEFAULT ''
 );
+CREATE TABLE sandbox_profiles (
+	project_id TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+	org_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+	allow_paths TEXT NOT NULL DEFAULT '[]',
+	updated_by TEXT,
+	updated_at TEXT NOT NULL
+);
+CREATE TABLE run_checkpoint_messages (
+	session_id TEXT NOT NULL REFERENCES agent_sessions(id) ON DELETE CASCADE,
+	idx INTEGER NOT NULL,
+	message TEXT NOT NULL,
+	PRIMARY KEY (session_id, idx)
+);
 CREATE INDEX org_members_user ON org_members(user_id);
 CREATE INDEX projects_org ON projects(org_id);
 CREATE INDEX auth_sessions_user ON auth_sessions(user_id);
@@ -1053,11 +1070,13 @@ CREATE INDEX agent_sessions_running ON agent_sessions(last_activity) WHERE statu
 CREATE INDEX incident_keys_incident ON incident_keys(incident_id);
 CREATE INDEX incidents_main_key ON incidents(project_id, main_key) WHERE main_key IS NOT NULL AND status != 'resolved';
 CREATE UNIQUE INDEX changes_dedupe ON changes(project_id, source, dedupe_key);
-CREATE INDEX changes_project_time ON changes(project_id, occurred_at, id);
 CREATE INDEX changes_created ON changes(created_at);
 CREATE INDEX incident_findings_incident ON incident_findings(incident_id, created_at);
 CREATE INDEX incident_findings_session ON incident_findings(session_id);
 CREATE INDEX eval_runs_org_time ON eval_runs(org_id, created_at, id);
+CREATE INDEX sandbox_profiles_org ON sandbox_profiles(org_id);
+CREATE INDEX changes_project_time ON changes(project_id, org_id, occurred_at, id, source, label_pairs);
+CREATE INDEX changes_project_service ON changes(project_id, org_id, service, occurred_at, id, source);
 CREATE TRIGGER billing_projects_ins AFTER INSERT ON projects BEGIN
 	INSERT OR IGNORE INTO billing_counts (org_id, kind, n) VALUES (NEW.org_id, 'projects', 0);
 	UPDATE billing_counts SET n = n + 1 WHERE org_id = NEW.org_id AND kind = 'projects';

@@ -110,9 +110,9 @@ func NewTasks(db *store.DB, o TaskOptions) *Tasks {
 
 // Recover is the start-up step: runs left running by a stopped process
 // resume from their last checkpoint (the executor repeats no step it had
-// completed and runs no change it had started blindly); those that cannot
-// (no checkpoint, or waiting for a decision) are failed, not re-run: the
-// agent may already have acted. Then the pending runs recorded before the
+// completed and runs no change it had started blindly; a run waiting for a
+// decision waits again); those that cannot (no checkpoint) are failed, not
+// re-run: the agent may already have acted. Then the pending runs recorded before the
 // stop are dispatched. A fire recorded but not yet dispatched when the
 // process died therefore runs exactly once.
 func (e *Tasks) Recover(ctx context.Context) error {

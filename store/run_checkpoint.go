@@ -27,6 +27,10 @@ type CheckpointWrite struct {
 	State    string
 	From     int
 	Messages []string
+	// Waiting: the run waits for a decision (a task run's approval wait):
+	// the session stays waiting, and the checkpoint is what its resume
+	// after a restart waits again from (FindInterruptedRuns).
+	Waiting bool
 }
 
 // SaveCheckpoint stores a turn's events so far, the messages its transcript
@@ -56,7 +60,7 @@ func (db *DB) SaveCheckpoint(ctx context.Context, sessionID string, evs []Sessio
 		}
 		// A turn that checkpoints runs: a task run's turn after a decision
 		// is no longer waiting for it (its resume finds it: FindInterruptedRuns).
-		_, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET last_activity = ?, waiting_approval = 0 WHERE id = ?`, now, sessionID)
+		_, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET last_activity = ?, waiting_approval = ? WHERE id = ?`, now, cp.Waiting, sessionID)
 		return err
 	})
 }
@@ -132,7 +136,8 @@ func (db *DB) ClaimCheckpoint(ctx context.Context, orgID, sessionID string) (*Ru
 		c := RunCheckpoint{SessionID: sessionID}
 		err := tx.QueryRowContext(ctx, `SELECT c.state, c.resumes, s.project_id FROM run_checkpoints c
 			JOIN agent_sessions s ON s.id = c.session_id
-			WHERE c.session_id = ? AND s.org_id = ? AND s.status = 'running' AND s.waiting_approval = 0`, sessionID, orgID).
+			WHERE c.session_id = ? AND s.org_id = ? AND s.status = 'running'
+			AND (s.waiting_approval = 0 OR EXISTS (SELECT 1 FROM task_runs r WHERE r.session_id = s.id))`, sessionID, orgID).
 			Scan(&c.State, &c.Resumes, &c.ProjectID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return NotFound("checkpoint")
@@ -197,10 +202,11 @@ func (db *DB) DecidedWaits(ctx context.Context) ([]DecidedWait, error) {
 	return out, rows.Err()
 }
 
-// queryInterruptedTaskRuns: running task runs that left a checkpoint and
-// wait for no decision ('running' spelled out for the partial index).
+// queryInterruptedTaskRuns: running task runs that left a checkpoint,
+// those waiting for a decision included (their checkpoint records the wait)
+// ('running' spelled out for the partial index).
 const queryInterruptedTaskRuns = pendingRunCols + `
-	WHERE s.status = 'running' AND s.waiting_approval = 0
+	WHERE s.status = 'running'
 	AND EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.session_id = s.id)
 	ORDER BY s.created_at LIMIT ?`
 

@@ -365,18 +365,20 @@ func (db *DB) StartTaskRun(ctx context.Context, sessionID, taskID string) (bool,
 
 // queryInterruptedRuns spells 'running' out: agent_sessions_running is a
 // partial index (migration 0154), which serves a literal, not a bound value.
-// A run that left a checkpoint and is not waiting for a decision is not
+// A run that left a checkpoint (a wait for a decision included) is not
 // failed: it resumes from its checkpoint (FindInterruptedRuns).
 const queryInterruptedRuns = `SELECT s.id, r.task_id FROM agent_sessions s JOIN task_runs r ON r.session_id = s.id
 	WHERE s.status = 'running' AND ` + notResumable
 
 // notResumable: a running task run s that cannot resume from a checkpoint.
-const notResumable = `NOT (s.waiting_approval = 0 AND EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.session_id = s.id))`
+// A run waiting for a decision is resumable when its wait left a checkpoint
+// (runner: saveTaskWait); older waits left none.
+const notResumable = `NOT EXISTS (SELECT 1 FROM run_checkpoints c WHERE c.session_id = s.id)`
 
 // FailInterruptedRuns marks task runs left running by a stopped process,
 // and that cannot resume, as failed with reason: those that never
-// checkpointed, and those waiting for a decision (a task run waits inside
-// its process). They are not run again: the agent may already have acted.
+// checkpointed (a wait for a decision recorded before waits were
+// checkpointed among them). They are not run again: the agent may already have acted.
 // The others resume from their last completed step (FindInterruptedRuns).
 func (db *DB) FailInterruptedRuns(ctx context.Context, reason string) (int, error) {
 	var n int

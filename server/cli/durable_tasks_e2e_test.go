@@ -98,19 +98,10 @@ func checkOneResult(t *testing.T, s *srv, u *user, taskID, sid, marker string, i
 	}
 }
 
-// kill -9 while a webhook-started run's command runs: after the restart the
-// same run goes on from its checkpoint, the command is not run again (the
-// model is told its outcome is unknown), and the run ends once: one
-// completed session, the incident still pointing at it, the task's last
-// run completed.
-func TestKillDuringAWebhookRunResumesIt(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "marker")
-	s := startServer(t,
-		llmfake.ToolCall("run_command", `{"command":"`+markScript(t, marker)+`","target":"server"}`),
-		llmfake.Text("The cleanup may have run; I checked before trying again."),
-	)
-	u := s.newUser("oncall@example.com")
-	allowCommands(s, u)
+// webhookTask creates a task with an Alertmanager webhook and delivers one
+// alert to it, which starts a run; it returns the task's id.
+func webhookTask(t *testing.T, s *srv, u *user) string {
+	t.Helper()
 	task := s.must(201, "POST", "/api/tasks", u.token, u.project, map[string]any{"name": "disk alerts", "prompt": "Clean the cache"})
 	id := task["id"].(string)
 	const secret = "whtok_durable_test_secret_0123456789"
@@ -126,6 +117,23 @@ func TestKillDuringAWebhookRunResumesIt(t *testing.T) {
 	if res.StatusCode/100 != 2 {
 		t.Fatalf("delivery: %d", res.StatusCode)
 	}
+	return id
+}
+
+// kill -9 while a webhook-started run's command runs: after the restart the
+// same run goes on from its checkpoint, the command is not run again (the
+// model is told its outcome is unknown), and the run ends once: one
+// completed session, the incident still pointing at it, the task's last
+// run completed.
+func TestKillDuringAWebhookRunResumesIt(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "marker")
+	s := startServer(t,
+		llmfake.ToolCall("run_command", `{"command":"`+markScript(t, marker)+`","target":"server"}`),
+		llmfake.Text("The cleanup may have run; I checked before trying again."),
+	)
+	u := s.newUser("oncall@example.com")
+	allowCommands(s, u)
+	id := webhookTask(t, s, u)
 	waitMarker(t, marker)
 	sid, _ := s.must(200, "GET", "/api/tasks/"+id, u.token, u.project, nil)["last_session_id"].(string)
 	if sid == "" {

@@ -50,6 +50,9 @@ type checkpointState struct {
 	// A task run's cost cap, and its counters from turns before this one.
 	MaxCost float64    `json:"max_cost,omitempty"`
 	Before  taskTotals `json:"before"`
+	// Wait: a task run waiting for a decision (task_wait.go); it resumes
+	// by waiting again, not by calling the model.
+	Wait *taskWait `json:"wait,omitempty"`
 }
 
 // durableTurn checkpoints one chat turn.

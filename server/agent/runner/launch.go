@@ -188,6 +188,12 @@ func (r *Runner) Resume(ctx context.Context, info RunInfo, d agent.Approval) err
 	if err != nil {
 		return err
 	}
+	if sess.TaskID != "" && sess.Status == store.SessionRunning && sess.WaitingApproval && r.liveRun(info.SessionID) == nil {
+		// A task run whose wait a restart cut: the scheduler resumes it,
+		// and it reads the decision from the database (task_wait.go). It
+		// is not continued as a chat turn: one run, one result.
+		return nil
+	}
 	tr, err := r.d.DB.FindTranscript(ctx, info.OrgID, info.SessionID)
 	if err != nil {
 		return err

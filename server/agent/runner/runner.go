@@ -87,7 +87,8 @@ type Runner struct {
 	// end at their next checkpoint (resume.go).
 	draining atomic.Bool
 	// drainStarted is closed by Drain: a task run waiting for a decision
-	// stops waiting (a wait does not survive a restart; errDrained).
+	// stops waiting (errDrained); its checkpointed wait resumes after the
+	// restart (task_wait.go).
 	drainStarted chan struct{}
 	drainOnce    sync.Once
 }

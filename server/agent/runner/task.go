@@ -79,49 +79,83 @@ func (r *Runner) Execute(ctx context.Context, run *scheduler.Run) (scheduler.Out
 			"resumes", cp.Resumes, "call_interrupted", st.Started != nil)
 	}
 	for {
-		spec.before = taskTotals{Usage: total.usage, Cost: total.cost, Steps: total.steps}
-		res := r.runTurn(ctx, spec, lr.hub)
-		res.toolCalls = int(spec.durable.calls.Load()) // the turn's, before an interruption too
-		if r.interrupted(lr, res) {
-			close(lr.ending)
-			return scheduler.Outcome{Suspended: true}, nil // its checkpoint stands; the run stays running
+		var w taskWait
+		resumedWait := spec.resume != nil && spec.resume.Wait != nil
+		if resumedWait {
+			st := spec.resume
+			// It was waiting for a decision when the server stopped: it
+			// waits again, in the same stream, or goes on at once if the
+			// decision was taken meanwhile.
+			w = *st.Wait
+			r.publishStart(spec, lr.hub)
+		} else {
+			res, done := r.taskTurn(ctx, lr, spec, &total)
+			if done != nil {
+				if done.suspended {
+					close(lr.ending)
+					return scheduler.Outcome{Suspended: true}, nil // its checkpoint stands; the run stays running
+				}
+				handedOver = true
+				return r.taskOutcome(ctx, lr, info.SessionID, info.TriggerSource, res)
+			}
+			w = taskWait{ApprovalID: r.requestApproval(context.WithoutCancel(ctx), info, res.pending), Pending: *res.pending,
+				Model: res.model, Summary: res.summary}
+			r.publishApproval(lr.hub, res.pending, w.ApprovalID)
+			spec.history = res.messages
+			r.saveTaskWait(lr, spec, total, w)
 		}
-		turnSteps := res.steps
-		total.usage = total.usage.Add(res.usage)
-		total.cost += res.cost
-		total.steps += res.steps
-		res.usage, res.cost, res.steps = total.usage, total.cost, total.steps
-		msgs, pending := encodeTranscript(res.messages, res.pending)
-		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		_, err := r.d.DB.EndTurn(wctx, run.SessionID, store.TurnEnd{CountersOnly: true, WaitingApproval: res.pending != nil,
-			Steps: turnSteps, ToolCalls: res.toolCalls, Messages: msgs, Pending: pending})
-		wcancel()
+		d, err := r.awaitTaskDecision(ctx, lr, info, resumedWait, w)
 		if err != nil {
-			r.log.Error("agent: task transcript not saved", "session_id", run.SessionID, "err", err)
-		}
-		if res.status != agent.StatusWaitingApproval {
-			handedOver = true
-			return r.taskOutcome(ctx, lr, info.SessionID, info.TriggerSource, res)
-		}
-		approvalID := r.requestApproval(context.WithoutCancel(ctx), info, res.pending)
-		r.publishApproval(lr.hub, res.pending, approvalID)
-		d, err := r.awaitDecision(ctx, lr, info, approvalID, res.pending)
-		if err != nil {
-			res.status = agent.StatusCancelled
-			switch {
-			case errors.Is(err, errDrained):
-				// A wait does not survive a restart: the run ends as a
-				// shutdown ends it, and says so.
-				res.status, res.reason = agent.StatusFailed, interruptedReason
-			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			if errors.Is(err, errDrained) {
+				// The wait survives the restart: its checkpoint stands
+				// (saveTaskWait), the approval stays pending, and the
+				// resumed run waits again.
+				close(lr.ending)
+				return scheduler.Outcome{Suspended: true}, nil
+			}
+			res := turnResult{status: agent.StatusCancelled, model: w.Model, summary: w.Summary, usage: total.usage,
+				cost: total.cost, steps: total.steps, messages: spec.history}
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				res.status = agent.StatusTimeout
 			}
-			res.pending = nil
 			handedOver = true
 			return r.taskOutcome(ctx, lr, info.SessionID, info.TriggerSource, res)
 		}
-		spec.history, spec.approval, spec.turn, spec.resume = res.messages, &d, spec.turn+1, nil
+		spec.approval, spec.turn, spec.resume = &d, spec.turn+1, nil
 	}
+}
+
+// taskEnd says why a task turn ended the run rather than stopped for a
+// decision: suspended (cut by a shutdown at a checkpoint) or finished.
+type taskEnd struct{ suspended bool }
+
+// taskTurn runs one turn of a task run and saves its transcript and
+// counters, adding its totals to total; done is nil when the turn stopped
+// for a decision (res.pending).
+func (r *Runner) taskTurn(ctx context.Context, lr *liveRun, spec turnSpec, total *turnResult) (turnResult, *taskEnd) {
+	spec.before = taskTotals{Usage: total.usage, Cost: total.cost, Steps: total.steps}
+	res := r.runTurn(ctx, spec, lr.hub)
+	res.toolCalls = int(spec.durable.calls.Load()) // the turn's, before an interruption too
+	if r.interrupted(lr, res) {
+		return res, &taskEnd{suspended: true}
+	}
+	turnSteps := res.steps
+	total.usage = total.usage.Add(res.usage)
+	total.cost += res.cost
+	total.steps += res.steps
+	res.usage, res.cost, res.steps = total.usage, total.cost, total.steps
+	msgs, pending := encodeTranscript(res.messages, res.pending)
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	_, err := r.d.DB.EndTurn(wctx, spec.info.SessionID, store.TurnEnd{CountersOnly: true, WaitingApproval: res.pending != nil,
+		Steps: turnSteps, ToolCalls: res.toolCalls, Messages: msgs, Pending: pending})
+	wcancel()
+	if err != nil {
+		r.log.Error("agent: task transcript not saved", "session_id", spec.info.SessionID, "err", err)
+	}
+	if res.status != agent.StatusWaitingApproval || res.pending == nil {
+		return res, &taskEnd{}
+	}
+	return res, nil
 }
 
 // taskTotals are a task run's counters from its turns before the current

@@ -116,7 +116,15 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 		return "", fmt.Errorf("running commands on the server host is turned off (the operator can enable it with " +
 			"OPSAGENT_ALLOW_LOCAL_COMMANDS), and no connector agent is connected: this command did not run")
 	}
-	env, masker, err := r.environment(ctx, a.Secrets)
+	env, _, err := r.environment(ctx, a.Secrets)
+	if err != nil {
+		return "", err
+	}
+	// The output streams live (tool.output) before the runner masks the
+	// result, so it is masked here for every secret of the project and its
+	// org, not only the injected ones: a file the command reads may hold
+	// others (as on a connector).
+	masker, err := r.fullMasker(ctx, injectedValues(env, a.Secrets))
 	if err != nil {
 		return "", err
 	}
@@ -179,6 +187,19 @@ func (r *RunCommand) timeout(seconds int) time.Duration {
 		return min(def, limit)
 	}
 	return min(time.Duration(seconds)*time.Second, limit)
+}
+
+// injectedValues are the values of the named secrets in env.
+func injectedValues(env, names []string) map[string]string {
+	out := map[string]string{}
+	for _, n := range names {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, n+"="); ok {
+				out[n] = v
+			}
+		}
+	}
+	return out
 }
 
 // environment is the minimal environment plus the named secrets, and a

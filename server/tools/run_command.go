@@ -116,7 +116,7 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 		return "", fmt.Errorf("running commands on the server host is turned off (the operator can enable it with " +
 			"OPSAGENT_ALLOW_LOCAL_COMMANDS), and no connector agent is connected: this command did not run")
 	}
-	env, _, err := r.environment(ctx, a.Secrets)
+	env, injected, err := r.environment(ctx, a.Secrets)
 	if err != nil {
 		return "", err
 	}
@@ -124,7 +124,7 @@ func (r *RunCommand) Run(ctx context.Context, args json.RawMessage) (string, err
 	// result, so it is masked here for every secret of the project and its
 	// org, not only the injected ones: a file the command reads may hold
 	// others (as on a connector).
-	masker, err := r.fullMasker(ctx, injectedValues(env, a.Secrets))
+	masker, err := r.fullMasker(ctx, injected)
 	if err != nil {
 		return "", err
 	}
@@ -189,25 +189,12 @@ func (r *RunCommand) timeout(seconds int) time.Duration {
 	return min(time.Duration(seconds)*time.Second, limit)
 }
 
-// injectedValues are the values of the named secrets in env.
-func injectedValues(env, names []string) map[string]string {
-	out := map[string]string{}
-	for _, n := range names {
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, n+"="); ok {
-				out[n] = v
-			}
-		}
-	}
-	return out
-}
-
-// environment is the minimal environment plus the named secrets, and a
-// masker for every secret value injected.
-func (r *RunCommand) environment(ctx context.Context, names []string) ([]string, *vault.Masker, error) {
+// environment is the minimal environment plus the named secrets, and the
+// values injected by name.
+func (r *RunCommand) environment(ctx context.Context, names []string) ([]string, map[string]string, error) {
 	env := []string{"PATH=" + minimalPath, "HOME=" + r.WorkDir, "LANG=C.UTF-8", "TMPDIR=" + filepath.Join(r.WorkDir, ".tmp")}
 	if len(names) == 0 {
-		return env, vault.NewMasker(), nil
+		return env, nil, nil
 	}
 	for _, n := range names {
 		if err := vault.ValidateName(n); err != nil {
@@ -222,7 +209,7 @@ func (r *RunCommand) environment(ctx context.Context, names []string) ([]string,
 		return nil, nil, errors.New("the secrets could not be read; the command did not run")
 	}
 	var missing []string
-	values := make([]string, 0, len(vals))
+	injected := make(map[string]string, len(names))
 	for _, n := range names {
 		v, ok := vals[n]
 		if !ok {
@@ -230,12 +217,12 @@ func (r *RunCommand) environment(ctx context.Context, names []string) ([]string,
 			continue
 		}
 		env = append(env, n+"="+v)
-		values = append(values, v)
+		injected[n] = v
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		return nil, nil, fmt.Errorf("unknown secret(s) %s: the project has no such secret; the command did not run", strings.Join(missing, ", "))
 	}
 	_ = os.MkdirAll(filepath.Join(r.WorkDir, ".tmp"), 0o700)
-	return env, vault.NewMasker(values...), nil
+	return env, injected, nil
 }

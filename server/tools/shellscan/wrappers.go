@@ -40,10 +40,10 @@ var wrappers = map[string]wrapSpec{
 	"command": {complete: true, flags: "pvV"},
 	"builtin": {},
 	"exec":    {values: "a", complete: true, flags: "cl"},
-	"chroot":  {long: []string{"--userspec", "--groups"}, operands: 1},
+	"chroot":  {long: []string{"--userspec", "--groups"}, operands: 1, complete: true, longFlags: []string{"--skip-chdir", "--help", "--version"}},
 	"flock": {values: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1, codeOpt: "c", complete: true,
 		flags: "sxeunoFhV", longFlags: []string{"--shared", "--exclusive", "--unlock", "--nonblock", "--nb", "--close", "--no-fork", "--verbose", "--help", "--version"}},
-	"taskset":  {operands: 1},
+	"taskset":  {operands: 1, complete: true, flags: "acphV", longFlags: []string{"--all-tasks", "--cpu-list", "--pid", "--help", "--version"}},
 	"chrt":     {values: "T", operands: 1},
 	"numactl":  {values: "mNCpiP", long: []string{"--membind", "--cpunodebind", "--physcpubind", "--preferred", "--interleave"}},
 	"unbuffer": {},
@@ -55,12 +55,22 @@ var wrappers = map[string]wrapSpec{
 			"--summary", "--summary-wall-clock", "--stack-trace", "--stack-traces", "--instruction-pointer", "--no-abbrev", "--seccomp-bpf",
 			"--kill-on-exit", "--daemonize", "--debug", "--help", "--version", "--failed-only", "--successful-only", "--strings-in-hex",
 			"--syscall-number", "--always-show-pid", "--output-append-mode", "--verbose"}},
-	"ltrace":  {values: "oeEpsun", long: []string{"--output"}},
-	"nsenter": {values: "tSGw", long: []string{"--target"}},
-	"unshare": {values: "S", long: []string{"--setuid", "--setgid"}},
+	"ltrace": {values: "oeEpsun", long: []string{"--output"}},
+	// nsenter's and unshare's namespace options take a file only when it
+	// is attached (-m/proc/1/ns/mnt, --mount=FILE): a detached word is the
+	// command. An attached short one reads as unknown flags: opaque.
+	"nsenter": {values: "tSGWN", long: []string{"--target", "--setuid", "--setgid", "--wdns", "--net-socket"}, complete: true,
+		flags: "amuinpCUTrweFZchV", longFlags: []string{"--all", "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--user", "--time",
+			"--user-parent", "--preserve-credentials", "--root", "--wd", "--env", "--no-fork", "--follow-context", "--join-cgroup", "--help", "--version"}},
+	"unshare": {values: "RwSGl", long: []string{"--root", "--wd", "--setuid", "--setgid", "--map-user", "--map-group", "--map-users",
+		"--map-groups", "--propagation", "--setgroups", "--monotonic", "--boottime", "--load-interp"}, complete: true, flags: "muinpUCTfrchV",
+		longFlags: []string{"--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time", "--fork", "--kill-child",
+			"--mount-proc", "--map-root-user", "--map-current-user", "--map-auto", "--keep-caps", "--help", "--version"}},
 	"runuser": {values: "ugGcs", long: []string{"--user", "--group", "--command", "--shell"}, codeOpt: "c"},
-	"su":      {values: "cgGsw", long: []string{"--command", "--group", "--shell", "--whitelist-environment"}, codeOpt: "c", operands: 1},
-	"sg":      {values: "c", operands: 1, codeOpt: "c"},
+	"su": {values: "cgGsw", long: []string{"--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment"},
+		codeOpt: "c", operands: 1, complete: true, flags: "flmpPhV", longFlags: []string{"--fast", "--login", "--preserve-environment", "--pty",
+			"--help", "--version"}},
+	"sg": {values: "c", operands: 1, codeOpt: "c"},
 	"setpriv": {long: []string{"--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid", "--groups", "--inh-caps", "--ambient-caps",
 		"--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule",
 		"--seccomp-filter", "--ptracer"}, complete: true, flags: "dhV", longFlags: []string{"--dump", "--clear-groups", "--keep-groups",
@@ -76,7 +86,11 @@ var wrappers = map[string]wrapSpec{
 	"prlimit": {values: "p"},
 	"sshpass": {values: "pfde"},
 	"script":  {values: "cEIOT", long: []string{"--command", "--log-io", "--log-in", "--log-out", "--log-timing"}, codeOpt: "c"},
-	"watch":   {values: "nqx", long: []string{"--interval", "--equexit"}, joins: true},
+	// watch joins its words into one sh -c string, unless -x (--exec)
+	// runs them as they are.
+	"watch": {values: "nq", long: []string{"--interval", "--equexit"}, joins: true, complete: true, flags: "bcCdegprtwxhv",
+		longFlags: []string{"--beep", "--color", "--no-color", "--differences", "--errexit", "--chgexit", "--precise", "--no-rerun",
+			"--no-title", "--no-wrap", "--exec", "--help", "--version"}},
 	"ssh":     {values: "BbcDEeFIiJLlmOopQRSWw", joins: true, operands: 1},
 	"busybox": {}, "toybox": {},
 	"doas-keepenv": {}, "daemonize": {values: "aceEilopPuv"},
@@ -96,6 +110,7 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 	operands := w.operands
 	var unknownAt int = -1
 	shellMode := false
+	execMode := false // watch -x: the words are the command itself, not joined
 	unknown := func(opt string) bool {
 		s.opaque(&c, nil, "unknown option "+opt+" of "+name+": cannot tell which command it runs")
 		return true
@@ -128,13 +143,17 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 			case key == "--split-string" && name == "env":
 				s.splitString(name, value, hasValue, argv, i, c)
 				return true
-			case key == "--command" && w.codeOpt != "":
+			case (key == "--command" || key == "--session-command") && w.codeOpt != "":
 				s.codeOption(name, argv, i, hasValue, value, c)
 				return true
 			case key == "--login" && loginWrappers[name]:
 				s.login(name + " " + t)
 			case key == "--shell" && name == "sudo":
 				shellMode = true
+			case key == "--pid" && name == "taskset":
+				return false // taskset -p sets a running process's affinity: it runs nothing
+			case key == "--exec" && name == "watch":
+				execMode = true
 			}
 			i++
 			if !hasValue && takesValue {
@@ -174,6 +193,10 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 					case i+1 < len(argv):
 						s.sshOption(name, argv[i+1].text, c)
 					}
+				case name == "taskset" && ch == 'p':
+					return false
+				case name == "watch" && ch == 'x':
+					execMode = true
 				case (name == "su" || name == "runuser" || name == "exec") && ch == 'l':
 					s.login(name + " " + t)
 				case name == "exec" && ch == 'a':
@@ -226,7 +249,7 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 		return false
 	}
 	inner := c.with(name)
-	if w.joins || shellMode {
+	if w.joins && !execMode || shellMode {
 		s.joined(name, argv[i:], c)
 		return true
 	}

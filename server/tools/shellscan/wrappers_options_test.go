@@ -146,3 +146,57 @@ func TestSSHCommandOptionsAreFollowed(t *testing.T) {
 		t.Errorf("a harmless ssh -o is refused: %s", a.Summary())
 	}
 }
+
+// The rarer wrappers (chroot, taskset, nsenter, unshare, su, watch) read
+// their whole option tables too: the command is found in their spellings,
+// and an option their manuals do not list makes the call opaque.
+func TestRarerWrappersReadTheirManuals(t *testing.T) {
+	for src, want := range map[string]string{
+		`chroot / rm a`: "rm a via chroot",
+		`chroot --userspec=0:0 --skip-chdir / rm a`:   "rm a via chroot",
+		`chroot --groups 0 / rm a`:                    "rm a via chroot",
+		`taskset 0x1 rm a`:                            "rm a via taskset",
+		`taskset -ac 0-1 rm a`:                        "rm a via taskset",
+		`taskset --cpu-list 0 rm a`:                   "rm a via taskset",
+		`nsenter -t 1 -m -u -i -n -p rm a`:            "rm a via nsenter",
+		`nsenter -at1 rm a`:                           "rm a via nsenter",
+		`nsenter --target=1 --mount --wd rm a`:        "rm a via nsenter",
+		`nsenter -t 1 -m -w rm a`:                     "rm a via nsenter",
+		`nsenter -S 0 -G0 -W /srv -t 1 rm a`:          "rm a via nsenter",
+		`unshare -r rm a`:                             "rm a via unshare",
+		`unshare -mUr --propagation private rm a`:     "rm a via unshare",
+		`unshare --map-root-user --fork --pid rm a`:   "rm a via unshare",
+		`unshare -R /srv -w / rm a`:                   "rm a via unshare",
+		`unshare --kill-child=KILL -f rm a`:           "rm a via unshare",
+		`su -c 'rm a'`:                                "rm a via su -c",
+		`su root -c 'rm a'`:                           "rm a via su -c",
+		`su -s /bin/sh --session-command='rm a' root`: "rm a via su -c",
+		`su -mc 'rm a' root`:                          "rm a via su -c",
+		`watch 'rm a'`:                                "rm a via watch",
+		`watch -n 5 rm a`:                             "rm a via watch",
+		`watch -tn1 rm a`:                             "rm a via watch",
+		`watch -x rm a`:                               "rm a via watch",
+		`watch -bx --interval=2 rm a`:                 "rm a via watch",
+		`watch --exec --differences=permanent rm a`:   "rm a via watch",
+	} {
+		a := Analyze(src)
+		if got := names(a); got != want {
+			t.Errorf("%q:\n got  %s\n want %s", src, got, want)
+		}
+		if !Has(DefaultCatalog.Effects(a), DeletesFiles) && !a.IsOpaque() {
+			t.Errorf("%q: the rm it runs is not seen as deleting files", src)
+		}
+	}
+	for _, src := range []string{`chroot -Q / rm a`, `chroot --bogus / rm a`, `taskset -Q 1 rm a`, `nsenter -Q rm a`,
+		`nsenter -m/proc/1/ns/mnt rm a`, `unshare -Q rm a`, `unshare --bogus rm a`, `su -Q root`, `su --bogus root`, `watch -Q rm a`,
+		`watch --bogus rm a`} {
+		a := Analyze(src)
+		if !a.IsOpaque() {
+			t.Errorf("%q is not opaque: %s", src, a.Summary())
+		}
+	}
+	// taskset -p changes a running process: it starts no command.
+	if a := Analyze(`taskset -p 0x1 rm`); strings.Contains(names(a), "via taskset") || Has(DefaultCatalog.Effects(a), DeletesFiles) {
+		t.Errorf("taskset -p runs no command, got %s", names(a))
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // The project's sandbox profile goes to every connector host, and a host's
@@ -38,6 +40,21 @@ func TestSandboxProfileConnectorHostNarrowsTheProjects(t *testing.T) {
 	}
 	if got := c.must(200, "GET", "/api/connectors/"+plainID, nil).JSON(); got["host_sandbox_profile"] != nil {
 		t.Fatalf("the plain host shows a profile it does not have: %v", got)
+	}
+
+	// The Connectors page says what the narrow host's own profile takes away, and nothing for the plain one.
+	ctx, cancel := browser(t)
+	defer cancel()
+	signIn(t, ctx, w.env.URL, "ops@example.com")
+	clickNav(t, ctx, "/settings")
+	if err := chromedp.Do(ctx, click(`#tab-connectors`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the narrow host's profile", textHas(`tr[data-connector-id="`+narrowID+`"] .host-profile`,
+		"Host profile: writes only under "+filepath.Join(narrowDir, "wide", "inner")))
+	plainShows, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('tr[data-connector-id="`+plainID+`"] .host-profile')`))
+	if err != nil || plainShows {
+		t.Fatalf("the plain host shows a host profile (%v)", err)
 	}
 
 	// The project's profile alone: writes beneath wide/, nowhere else.

@@ -25,7 +25,7 @@ var wrappers = map[string]wrapSpec{
 			"--help", "--set-home", "--login", "--remove-timestamp", "--reset-timestamp", "--list", "--non-interactive", "--preserve-groups",
 			"--stdin", "--shell", "--version", "--validate"}},
 	"doas":   {values: "uC", complete: true, flags: "Lns"},
-	"pkexec": {long: []string{"--user"}},
+	"pkexec": {long: []string{"--user"}, complete: true, longFlags: []string{"--keep-cwd", "--disable-internal-agent", "--help", "--version"}},
 	"env": {values: "uCS", long: []string{"--unset", "--chdir", "--split-string"}, complete: true, flags: "i0v",
 		longFlags: []string{"--ignore-environment", "--null", "--debug", "--block-signal", "--default-signal", "--ignore-signal", "--list-signal-handling", "--help", "--version"}},
 	"nice": {values: "n", long: []string{"--adjustment"}, complete: true, longFlags: []string{"--help", "--version"}},
@@ -33,10 +33,11 @@ var wrappers = map[string]wrapSpec{
 		longFlags: []string{"--ignore", "--help", "--version"}},
 	"timeout": {values: "sk", long: []string{"--signal", "--kill-after"}, operands: 1, complete: true, flags: "v",
 		longFlags: []string{"--preserve-status", "--foreground", "--verbose", "--help", "--version"}},
-	"stdbuf":  {values: "ioe", long: []string{"--input", "--output", "--error"}, complete: true, longFlags: []string{"--help", "--version"}},
-	"nohup":   {complete: true, longFlags: []string{"--help", "--version"}},
-	"setsid":  {complete: true, flags: "cfwhV", longFlags: []string{"--ctty", "--fork", "--wait", "--help", "--version"}},
-	"time":    {values: "fo", long: []string{"--format", "--output"}},
+	"stdbuf": {values: "ioe", long: []string{"--input", "--output", "--error"}, complete: true, longFlags: []string{"--help", "--version"}},
+	"nohup":  {complete: true, longFlags: []string{"--help", "--version"}},
+	"setsid": {complete: true, flags: "cfwhV", longFlags: []string{"--ctty", "--fork", "--wait", "--help", "--version"}},
+	"time": {values: "fo", long: []string{"--format", "--output"}, complete: true, flags: "pavqV",
+		longFlags: []string{"--portability", "--append", "--verbose", "--quiet", "--help", "--version"}},
 	"command": {complete: true, flags: "pvV"},
 	"builtin": {},
 	"exec":    {values: "a", complete: true, flags: "cl"},
@@ -66,7 +67,9 @@ var wrappers = map[string]wrapSpec{
 		"--map-groups", "--propagation", "--setgroups", "--monotonic", "--boottime", "--load-interp"}, complete: true, flags: "muinpUCTfrchV",
 		longFlags: []string{"--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time", "--fork", "--kill-child",
 			"--mount-proc", "--map-root-user", "--map-current-user", "--map-auto", "--keep-caps", "--help", "--version"}},
-	"runuser": {values: "ugGcs", long: []string{"--user", "--group", "--command", "--shell"}, codeOpt: "c"},
+	"runuser": {values: "ugGcsw", long: []string{"--user", "--group", "--supp-group", "--command", "--session-command", "--shell",
+		"--whitelist-environment"}, codeOpt: "c", operands: 1, complete: true, flags: "flmpPhV", longFlags: []string{"--fast", "--login",
+		"--preserve-environment", "--pty", "--help", "--version"}},
 	"su": {values: "cgGsw", long: []string{"--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment"},
 		codeOpt: "c", operands: 1, complete: true, flags: "flmpPhV", longFlags: []string{"--fast", "--login", "--preserve-environment", "--pty",
 			"--help", "--version"}},
@@ -85,7 +88,9 @@ var wrappers = map[string]wrapSpec{
 	"cgexec":  {values: "g"},
 	"prlimit": {values: "p"},
 	"sshpass": {values: "pfde"},
-	"script":  {values: "cEIOT", long: []string{"--command", "--log-io", "--log-in", "--log-out", "--log-timing"}, codeOpt: "c"},
+	"script": {values: "cEBIOTmo", long: []string{"--command", "--echo", "--log-io", "--log-in", "--log-out", "--log-timing",
+		"--logging-format", "--output-limit"}, codeOpt: "c", complete: true, flags: "aefqthV", longFlags: []string{"--append", "--return",
+		"--flush", "--quiet", "--timing", "--help", "--version"}},
 	// watch joins its words into one sh -c string, unless -x (--exec)
 	// runs them as they are.
 	"watch": {values: "nq", long: []string{"--interval", "--equexit"}, joins: true, complete: true, flags: "bcCdegprtwxhv",
@@ -150,6 +155,8 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 				s.login(name + " " + t)
 			case key == "--shell" && name == "sudo":
 				shellMode = true
+			case key == "--user" && name == "runuser":
+				operands = 0 // runuser -u USER COMMAND; without it, su's form: runuser USER [-c ...]
 			case key == "--pid" && name == "taskset":
 				return false // taskset -p sets a running process's affinity: it runs nothing
 			case key == "--exec" && name == "watch":
@@ -193,6 +200,8 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 					case i+1 < len(argv):
 						s.sshOption(name, argv[i+1].text, c)
 					}
+				case name == "runuser" && ch == 'u':
+					operands = 0
 				case name == "taskset" && ch == 'p':
 					return false
 				case name == "watch" && ch == 'x':

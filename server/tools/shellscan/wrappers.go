@@ -44,8 +44,10 @@ var wrappers = map[string]wrapSpec{
 	"chroot":  {long: []string{"--userspec", "--groups"}, operands: 1, complete: true, longFlags: []string{"--skip-chdir", "--help", "--version"}},
 	"flock": {values: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1, codeOpt: "c", complete: true,
 		flags: "sxeunoFhV", longFlags: []string{"--shared", "--exclusive", "--unlock", "--nonblock", "--nb", "--close", "--no-fork", "--verbose", "--help", "--version"}},
-	"taskset":  {operands: 1, complete: true, flags: "acphV", longFlags: []string{"--all-tasks", "--cpu-list", "--pid", "--help", "--version"}},
-	"chrt":     {values: "T", operands: 1},
+	"taskset": {operands: 1, complete: true, flags: "acphV", longFlags: []string{"--all-tasks", "--cpu-list", "--pid", "--help", "--version"}},
+	"chrt": {values: "TPD", long: []string{"--sched-runtime", "--sched-period", "--sched-deadline"}, operands: 1, complete: true,
+		flags: "abdefioRrmpvhV", longFlags: []string{"--all-tasks", "--batch", "--deadline", "--ext", "--fifo", "--idle", "--other", "--rr",
+			"--reset-on-fork", "--max", "--pid", "--verbose", "--help", "--version"}},
 	"numactl":  {values: "mNCpiP", long: []string{"--membind", "--cpunodebind", "--physcpubind", "--preferred", "--interleave"}},
 	"unbuffer": {},
 	"strace": {values: "oeEpPsSuUIabXO", long: []string{"--output", "--expr", "--env", "--user", "--attach", "--trace-path", "--string-limit",
@@ -96,7 +98,7 @@ var wrappers = map[string]wrapSpec{
 	"watch": {values: "nq", long: []string{"--interval", "--equexit"}, joins: true, complete: true, flags: "bcCdegprtwxhv",
 		longFlags: []string{"--beep", "--color", "--no-color", "--differences", "--errexit", "--chgexit", "--precise", "--no-rerun",
 			"--no-title", "--no-wrap", "--exec", "--help", "--version"}},
-	"ssh":     {values: "BbcDEeFIiJLlmOopQRSWw", joins: true, operands: 1},
+	"ssh":     {values: "BbcDEeFIiJLlmOoPpQRSWw", joins: true, operands: 1, complete: true, flags: "46AaCfGgKkMNnqsTtVvXxYy"},
 	"busybox": {}, "toybox": {},
 	"doas-keepenv": {}, "daemonize": {values: "aceEilopPuv"},
 	"start-stop-daemon": {},
@@ -157,6 +159,8 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 				shellMode = true
 			case key == "--user" && name == "runuser":
 				operands = 0 // runuser -u USER COMMAND; without it, su's form: runuser USER [-c ...]
+			case (key == "--pid" || key == "--max") && name == "chrt":
+				return false // chrt -p changes a running process, chrt -m prints limits: no command
 			case key == "--pid" && name == "taskset":
 				return false // taskset -p sets a running process's affinity: it runs nothing
 			case key == "--exec" && name == "watch":
@@ -202,6 +206,8 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 					}
 				case name == "runuser" && ch == 'u':
 					operands = 0
+				case name == "chrt" && (ch == 'p' || ch == 'm'):
+					return false
 				case name == "taskset" && ch == 'p':
 					return false
 				case name == "watch" && ch == 'x':

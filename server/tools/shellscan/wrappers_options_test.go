@@ -186,6 +186,12 @@ func TestRarerWrappersReadTheirManuals(t *testing.T) {
 		`runuser -u svc -m rm a`:                              "rm a via runuser",
 		`runuser svc -c 'rm a'`:                               "rm a via runuser -c",
 		`runuser --session-command='rm a' svc`:                "rm a via runuser -c",
+		`chrt -b 0 rm a`:                                      "rm a via chrt",
+		`chrt -f 10 rm a`:                                     "rm a via chrt",
+		`chrt -d -T 1000 -P 2000 -D 2000 0 rm a`:              "rm a via chrt",
+		`chrt --rr --reset-on-fork 5 rm a`:                    "rm a via chrt",
+		`ssh -P tag h rm a`:                                   "rm a via ssh",
+		`ssh -4Ttq -p 22 h rm a`:                              "rm a via ssh",
 		`script -qec 'rm a' /dev/null`:                        "rm a via script -c",
 		`script -B /dev/null -c 'rm a'`:                       "rm a via script -c",
 		`script --log-io /dev/null --command 'rm a'`:          "rm a via script -c",
@@ -200,10 +206,15 @@ func TestRarerWrappersReadTheirManuals(t *testing.T) {
 	}
 	for _, src := range []string{`chroot -Q / rm a`, `chroot --bogus / rm a`, `taskset -Q 1 rm a`, `nsenter -Q rm a`,
 		`nsenter -m/proc/1/ns/mnt rm a`, `unshare -Q rm a`, `unshare --bogus rm a`, `su -Q root`, `su --bogus root`, `watch -Q rm a`,
-		`watch --bogus rm a`, `/usr/bin/time -Q rm a`, `pkexec --bogus rm a`, `runuser -Q svc`, `script -Q`} {
+		`chrt -Q 0 rm a`, `chrt --bogus 0 rm a`, `ssh -Z h rm a`, `watch --bogus rm a`, `/usr/bin/time -Q rm a`, `pkexec --bogus rm a`, `runuser -Q svc`, `script -Q`} {
 		a := Analyze(src)
 		if !a.IsOpaque() {
 			t.Errorf("%q is not opaque: %s", src, a.Summary())
+		}
+	}
+	for _, src := range []string{`chrt -p 5 1234`, `chrt -m`, `chrt --pid 0 rm`} {
+		if a := Analyze(src); strings.Contains(names(a), "via chrt") || Has(DefaultCatalog.Effects(a), DeletesFiles) {
+			t.Errorf("%q runs no command, got %s", src, names(a))
 		}
 	}
 	// taskset -p changes a running process: it starts no command.

@@ -43,6 +43,7 @@ type ConnectorOut struct {
 	ReadOnlyAutoAllow bool             `json:"read_only_auto_allow" doc:"read-only commands may run here without a person: the host's kernel holds them read-only (Landlock)"`
 	SandboxNote       string           `json:"sandbox_note" doc:"what the host's sandbox enforces, or why read-only commands ask a person there"`
 	HostProfile       *sandbox.Profile `json:"host_sandbox_profile" doc:"the host's own --sandbox-profile, which narrows the project's sandbox profile for every command there: the host has the last word (null: none, or offline)"`
+	HostSummary       string           `json:"host_sandbox_summary,omitempty" doc:"host_sandbox_profile in a few words, as the Connectors page shows it"`
 	TokenPrefix       string           `json:"token_prefix"`
 	RevokedAt         *time.Time       `json:"revoked_at"`
 	CreatedAt         time.Time        `json:"created_at"`
@@ -138,6 +139,13 @@ func (s *Server) connectorOut(x *store.Connector) ConnectorOut {
 		out.Hostname, out.OS, out.Arch, out.Version, out.IP = h.Hostname, h.OS, h.Arch, h.Version, st.IP
 		out.HostAllowList, out.Running = h.HostAllowList, st.Running
 		out.Sandbox, out.HostProfile = h.Sandbox, h.HostProfile
+		if p := h.HostProfile; p != nil {
+			hp := *p
+			if h.Sandbox != nil {
+				hp.LandlockABI = h.Sandbox.LandlockABI // the file names none: the host's kernel decides
+			}
+			out.HostSummary = hp.Summary()
+		}
 		out.SandboxNote = "this connector does not report a kernel sandbox (an older version): read-only commands ask a person there"
 		if h.Sandbox != nil {
 			out.ReadOnlyAutoAllow, out.SandboxNote = h.Sandbox.ReadOnlyEnforced(), h.Sandbox.Explain()

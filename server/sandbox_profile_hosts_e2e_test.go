@@ -37,6 +37,8 @@ func TestSandboxProfileConnectorHostNarrowsTheProjects(t *testing.T) {
 	got := c.must(200, "GET", "/api/connectors/"+narrowID, nil).JSON()
 	if hp, _ := got["host_sandbox_profile"].(map[string]any); hp == nil || hp["write_paths"].([]any)[0] != filepath.Join(narrowDir, "wide", "inner") {
 		t.Fatalf("the narrow host's profile is not shown: %v", got)
+	} else if got["host_sandbox_summary"] != "writes only under "+filepath.Join(narrowDir, "wide", "inner") {
+		t.Fatalf("the narrow host's profile in words: %v", got["host_sandbox_summary"])
 	}
 	if got := c.must(200, "GET", "/api/connectors/"+plainID, nil).JSON(); got["host_sandbox_profile"] != nil {
 		t.Fatalf("the plain host shows a profile it does not have: %v", got)

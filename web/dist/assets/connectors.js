@@ -13,21 +13,6 @@ function kubeCell(k) {
     ${k.error ? html`<div class="error kube-error" role="alert">${k.error}</div>` : html`<div class="muted kube-verbs" title=${(k.verbs || []).join('\n')}>${(k.verbs || []).length} resources readable or writable</div>`}`;
 }
 
-// hostProfile says in a few words what a host's own --sandbox-profile
-// takes away from every command there (the host has the last word).
-export function hostProfile(p) {
-  const parts = [];
-  if (p.read_only) parts.push('read-only filesystem');
-  else if (p.write_paths?.length) parts.push('writes only under ' + p.write_paths.join(', '));
-  if (p.deny_write_paths?.length) parts.push('never writes ' + p.deny_write_paths.join(', '));
-  if (p.no_delete) parts.push('no deletion');
-  if (p.no_exec_new) parts.push('no execution of new files');
-  if (p.no_network) parts.push('no network');
-  if (p.deny_host_stop) parts.push('host-stopping calls denied');
-  if (p.scope_signals) parts.push('signals only within the command');
-  return parts.length ? parts.join(', ') : 'nothing beyond the project\'s profile';
-}
-
 export function Connectors() {
   const r = useLoad((signal) => pj('/api/connectors', { signal }));
   const [made, setMade] = useState(null);
@@ -43,7 +28,7 @@ export function Connectors() {
       <button type="button" class="secondary" onClick=${() => setMade(null)}>I have copied it</button></div>` : null}
     <${Loaded} r=${r} isEmpty=${(d) => d.items.length === 0} empty="No connectors yet.">${(d) => html`<table id="connectors-table"><thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Host</th><th scope="col">Labels</th><th scope="col">Last seen</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>${d.items.map((x) => html`<tr data-connector-id=${x.id}><td><strong>${x.name}</strong>${x.allow_list?.length ? html`<div class="muted">${x.allow_list.length} allowed pattern(s)</div>` : null}</td>
-        <td><${Badge} s=${x.status} /></td><td>${x.kind === 'kubernetes' ? kubeCell(x.kubernetes || {}) : html`${x.hostname ? x.hostname + ' (' + x.os + '/' + x.arch + ')' : '—'}<div class="muted">${x.version || ''} ${x.ip || ''}</div>`}${x.kind !== 'kubernetes' && x.sandbox_note ? html`<div class=${x.read_only_auto_allow ? 'muted sandbox-note' : 'sandbox-note warn'} title="What this host's kernel enforces on every command">Sandbox: ${x.sandbox_note}</div>` : null}${x.host_sandbox_profile ? html`<div class="muted host-profile" title="This host's own --sandbox-profile: it narrows the project's sandbox profile for every command here">Host profile: ${hostProfile(x.host_sandbox_profile)}</div>` : null}</td>
+        <td><${Badge} s=${x.status} /></td><td>${x.kind === 'kubernetes' ? kubeCell(x.kubernetes || {}) : html`${x.hostname ? x.hostname + ' (' + x.os + '/' + x.arch + ')' : '—'}<div class="muted">${x.version || ''} ${x.ip || ''}</div>`}${x.kind !== 'kubernetes' && x.sandbox_note ? html`<div class=${x.read_only_auto_allow ? 'muted sandbox-note' : 'sandbox-note warn'} title="What this host's kernel enforces on every command">Sandbox: ${x.sandbox_note}</div>` : null}${x.host_sandbox_profile ? html`<div class="muted host-profile" title="This host's own --sandbox-profile: it narrows the project's sandbox profile for every command here">Host profile: ${x.host_sandbox_summary}</div>` : null}</td>
         <td>${labelsText(x.labels) || '—'}</td><td>${when(x.last_seen) || 'never'}</td>
         <td>${x.status !== 'revoked' ? html`<button type="button" class="secondary edit" onClick=${() => setEditing(x.id)}>Edit<span class="visually-hidden"> ${x.name}</span></button>
           <${Button} class="secondary" confirm=${'Replace the token of ' + x.name + '? The host must be re-enrolled.'} onClick=${async () => { setMade(await pj('/api/connectors/' + x.id + '/rotate-token', { method: 'POST' })); r.reload(); }}>Rotate token<span class="visually-hidden"> ${x.name}</span></${Button}>

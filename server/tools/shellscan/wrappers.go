@@ -1,6 +1,9 @@
 package shellscan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // wrapSpec says how a wrapper's own options and operands come before the
 // command it runs.
@@ -10,6 +13,10 @@ type wrapSpec struct {
 	operands int      // operands before the command (timeout DURATION)
 	joins    bool     // the rest of the words are joined into one shell string (ssh, watch)
 	codeOpt  string   // a short option whose value is shell code (su -c, flock -c)
+	// runsNothing and runsNothingLong are the options after which the
+	// wrapper starts no command (command -v, taskset -p PID, chrt -m).
+	runsNothing     string
+	runsNothingLong []string
 	// complete: flags and longFlags list every other option the wrapper
 	// has (from its manual), so an option in none of the lists is unknown
 	// and the command it runs cannot be found: the call is opaque.
@@ -38,16 +45,17 @@ var wrappers = map[string]wrapSpec{
 	"setsid": {complete: true, flags: "cfwhV", longFlags: []string{"--ctty", "--fork", "--wait", "--help", "--version"}},
 	"time": {values: "fo", long: []string{"--format", "--output"}, complete: true, flags: "pavqV",
 		longFlags: []string{"--portability", "--append", "--verbose", "--quiet", "--help", "--version"}},
-	"command": {complete: true, flags: "pvV"},
+	"command": {complete: true, flags: "pvV", runsNothing: "vV"},
 	"builtin": {},
 	"exec":    {values: "a", complete: true, flags: "cl"},
 	"chroot":  {long: []string{"--userspec", "--groups"}, operands: 1, complete: true, longFlags: []string{"--skip-chdir", "--help", "--version"}},
 	"flock": {values: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operands: 1, codeOpt: "c", complete: true,
 		flags: "sxeunoFhV", longFlags: []string{"--shared", "--exclusive", "--unlock", "--nonblock", "--nb", "--close", "--no-fork", "--verbose", "--help", "--version"}},
-	"taskset": {operands: 1, complete: true, flags: "acphV", longFlags: []string{"--all-tasks", "--cpu-list", "--pid", "--help", "--version"}},
+	"taskset": {operands: 1, complete: true, flags: "acphV", longFlags: []string{"--all-tasks", "--cpu-list", "--pid", "--help", "--version"},
+		runsNothing: "p", runsNothingLong: []string{"--pid"}},
 	"chrt": {values: "TPD", long: []string{"--sched-runtime", "--sched-period", "--sched-deadline"}, operands: 1, complete: true,
 		flags: "abdefioRrmpvhV", longFlags: []string{"--all-tasks", "--batch", "--deadline", "--ext", "--fifo", "--idle", "--other", "--rr",
-			"--reset-on-fork", "--max", "--pid", "--verbose", "--help", "--version"}},
+			"--reset-on-fork", "--max", "--pid", "--verbose", "--help", "--version"}, runsNothing: "pm", runsNothingLong: []string{"--pid", "--max"}},
 	"numactl":  {values: "mNCpiP", long: []string{"--membind", "--cpunodebind", "--physcpubind", "--preferred", "--interleave"}},
 	"unbuffer": {},
 	"strace": {values: "oeEpPsSuUIabXO", long: []string{"--output", "--expr", "--env", "--user", "--attach", "--trace-path", "--string-limit",
@@ -159,10 +167,8 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 				shellMode = true
 			case key == "--user" && name == "runuser":
 				operands = 0 // runuser -u USER COMMAND; without it, su's form: runuser USER [-c ...]
-			case (key == "--pid" || key == "--max") && name == "chrt":
-				return false // chrt -p changes a running process, chrt -m prints limits: no command
-			case key == "--pid" && name == "taskset":
-				return false // taskset -p sets a running process's affinity: it runs nothing
+			case slices.Contains(w.runsNothingLong, key):
+				return false
 			case key == "--exec" && name == "watch":
 				execMode = true
 			}
@@ -187,7 +193,7 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 				case name == "env" && ch == 'S':
 					s.splitString(name, t[k+1:], k+1 < len(t), argv, i, c)
 					return true
-				case name == "command" && (ch == 'v' || ch == 'V'):
+				case strings.IndexByte(w.runsNothing, ch) >= 0:
 					return false
 				case name == "sudo" && (ch == 's' || ch == 'i'):
 					shellMode = true
@@ -206,10 +212,6 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 					}
 				case name == "runuser" && ch == 'u':
 					operands = 0
-				case name == "chrt" && (ch == 'p' || ch == 'm'):
-					return false
-				case name == "taskset" && ch == 'p':
-					return false
 				case name == "watch" && ch == 'x':
 					execMode = true
 				case (name == "su" || name == "runuser" || name == "exec") && ch == 'l':

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os/exec"
 	"sync"
@@ -24,6 +25,10 @@ type Cmd struct {
 	// once the command has been waited for (see startInProcess).
 	release     chan struct{}
 	releaseOnce sync.Once
+	// ctx is Command's; helped is set when the helper started the command
+	// (startViaHelper), which Wait then waits for itself.
+	ctx    context.Context
+	helped *helped
 }
 
 // Start starts the command under its profile.
@@ -31,11 +36,17 @@ func (c *Cmd) Start() error {
 	if ok, err := c.startInProcess(); ok {
 		return err
 	}
+	if ok, err := c.startViaHelper(); ok {
+		return err
+	}
 	return c.Cmd.Start()
 }
 
 // Wait waits for the command to exit, as exec.Cmd.Wait does.
 func (c *Cmd) Wait() error {
+	if c.helped != nil {
+		return c.waitHelped()
+	}
 	err := c.Cmd.Wait()
 	c.releaseThread()
 	return err

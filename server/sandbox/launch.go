@@ -49,7 +49,7 @@ func Command(ctx context.Context, p Profile, name string, args ...string) (*Cmd,
 	cmd := exec.CommandContext(ctx, self, p.launcherArgs(name, args...)...)
 	cmd.SysProcAttr = sysProcAttr(p)
 	cmd.Cancel = func() error { return killGroup(cmd) }
-	return &Cmd{Cmd: cmd, profile: p, name: name, args: args}, nil
+	return &Cmd{Cmd: cmd, profile: p, name: name, args: args, ctx: ctx}, nil
 }
 
 // launcherArgs are the arguments the binary is started with to run name

@@ -96,6 +96,9 @@ func TestParseRefusesWhatItDoesNotKnow(t *testing.T) {
 }
 
 func TestTextHelpers(t *testing.T) {
+	if got := splitFields("         0       1000          1\n"); len(got) != 3 || got[0] != "0" || got[2] != "1" {
+		t.Errorf("fields %q", got)
+	}
 	if b, a, ok := cut("k=v=w", '='); b != "k" || a != "v=w" || !ok {
 		t.Error("cut")
 	}

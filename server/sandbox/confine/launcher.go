@@ -6,11 +6,15 @@ import "os"
 // binary's start-up time are initialised (see the package comment), in
 // every binary that links the sandbox, so a process started as
 // `BINARY sandbox-exec ...` applies the profile and execs the command
-// before any of the server's own code has run. Any other process passes
-// straight through.
+// before any of the server's own code has run. So does the helper
+// (`BINARY sandbox-helper`, see helperMain), which never needs the rest.
+// Any other process passes straight through.
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == Arg {
 		os.Exit(Main(os.Args[2:]))
+	}
+	if len(os.Args) == 2 && os.Args[1] == HelperArg {
+		os.Exit(helperMain())
 	}
 }
 

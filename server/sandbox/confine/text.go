@@ -90,3 +90,20 @@ func atoi(s string) (int, error) {
 
 // quote is s in double quotes, for messages.
 func quote(s string) string { return `"` + s + `"` }
+
+// splitFields splits s around runs of spaces, tabs and newlines.
+func splitFields(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' || s[i] == '\t' || s[i] == '\n' {
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	return out
+}

@@ -4,8 +4,10 @@
 // start to exit.
 //
 // On the server: `/bin/sh -c true` started directly and through
-// sandbox.Command (the built binary as the launcher) under each profile
-// the policy builds.
+// sandbox.Command under each profile the policy builds: from a restricted
+// thread of this process, through the helper (the built binary, started
+// once in the private mount namespace) or through the launcher (the built
+// binary started for each command).
 //
 // Through a connector: the built binary runs as a real connector
 // (`BIN connector`) dialled into a hub in this process, and each round
@@ -88,17 +90,23 @@ func main() {
 			return timed(cmd)
 		}})
 	}
-	// What the in-process start saves: the approved profile forced
-	// through the launcher (the embedded exec.Cmd is the launcher's).
-	approved := profiles[0].p
-	rows = append(rows, &row{name: "approved, through the launcher", run: func() time.Duration {
-		cmd, err := sandbox.Command(context.Background(), approved, "/bin/sh", "-c", "true")
-		if err != nil {
-			fail(err)
-		}
-		cmd.Path, cmd.Args[0] = *bin, *bin
-		return timed(cmd.Cmd)
-	}})
+	// What the in-process start and the helper save: the approved and
+	// read-only profiles forced through the launcher (the embedded
+	// exec.Cmd is the launcher's).
+	for _, forced := range []struct {
+		name string
+		p    sandbox.Profile
+	}{{"approved, through the launcher", profiles[0].p}, {"read-only, through the launcher", readOnly}} {
+		p := forced.p
+		rows = append(rows, &row{name: forced.name, run: func() time.Duration {
+			cmd, err := sandbox.Command(context.Background(), p, "/bin/sh", "-c", "true")
+			if err != nil {
+				fail(err)
+			}
+			cmd.Path, cmd.Args[0] = *bin, *bin
+			return timed(cmd.Cmd)
+		}})
+	}
 	var conn *connectorRig
 	if !*noConnector {
 		conn = startConnector(*bin, tmp)

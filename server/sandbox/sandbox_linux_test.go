@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -140,42 +141,90 @@ func TestHostChangingCallsAreDeniedAndOnlyUnderTheFilter(t *testing.T) {
 	}
 }
 
+// Both ways a read-only command's temp dir is guarded: a temp dir of its
+// own anywhere (one Landlock layer), and one made by TempDir beside other
+// commands' (a shared layer kept built, and a small one for its own dir):
+// the other commands' temp dirs are as read-only as the rest.
 func TestReadOnlyProfileRefusesWritesButKeepsTempAndDevNull(t *testing.T) {
 	k := Probe()
 	if k.LandlockABI < 3 {
 		t.Fatalf("this machine has Landlock ABI %d", k.LandlockABI)
 	}
+	for _, layout := range []string{"own dir", "TempDir"} {
+		dir := t.TempDir()
+		tmp := filepath.Join(dir, "private-tmp")
+		other := filepath.Join(dir, "other-tmp")
+		if layout == "TempDir" {
+			var err error
+			if tmp, _, err = TempDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			if other, _, err = TempDir(dir); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := errors.Join(os.Mkdir(tmp, 0o700), os.Mkdir(other, 0o700)); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(os.WriteFile(filepath.Join(dir, "victim"), []byte("keep\n"), 0o600),
+			os.WriteFile(filepath.Join(other, "theirs.sh"), []byte("#!/bin/sh\necho ran-theirs\n"), 0o700)); err != nil {
+			t.Fatal(err)
+		}
+		p := Profile{ReadOnly: true, TempDir: tmp, LandlockABI: k.LandlockABI, DenyHostStop: true, ScopeSignals: true}
+		script := `echo x > marker; echo y > victim; true > victim; rm -f victim; mkdir newdir; ln -s victim link; echo ok > /dev/null && echo devnull-ok;
+echo t > "$TMPDIR/t" && cat "$TMPDIR/t"; mv "$TMPDIR/t" "$TMPDIR/u" && echo moved-ok; printf '#!/bin/sh\necho ran\n' > "$TMPDIR/x.sh"; chmod +x "$TMPDIR/x.sh"; "$TMPDIR/x.sh"; cat victim
+echo z > ` + other + `/marker; ` + other + `/theirs.sh`
+		for i := 0; i < 2; i++ { // the second finds the shared layer built
+			out, _ := run(t, p, dir, []string{"TMPDIR=" + tmp}, "/bin/sh", "-c", script)
+			for _, f := range []string{"marker", "newdir", "link", filepath.Base(other) + "/marker"} {
+				if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+					t.Errorf("%s: %s was made under the read-only profile: %s", layout, f, out)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "victim")); string(b) != "keep\n" {
+				t.Errorf("%s: victim changed: %q", layout, b)
+			}
+			for _, want := range []string{"devnull-ok", "\nt\n", "moved-ok", "keep"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s: output lacks %q: %s", layout, want, out)
+				}
+			}
+			if strings.Contains(out, "ran\n") || layout == "TempDir" && strings.Contains(out, "ran-theirs") {
+				t.Errorf("%s: a file in a temp dir was executed: %s", layout, out)
+			}
+			refused := strings.Join(p.Refusals(out, dir), "; ")
+			if !strings.Contains(refused, "write to "+filepath.Join(dir, "marker")) {
+				t.Errorf("%s: refusals: %s (output %s)", layout, refused, out)
+			}
+			os.Remove(filepath.Join(tmp, "u"))
+		}
+	}
+}
+
+// A kept ruleset is rebuilt when a directory its rules came from changes:
+// a directory made beside a denied one after the rules were built is as
+// writable as one that was there before.
+func TestKeptRulesetsFollowTheirDirectories(t *testing.T) {
+	k := Probe()
 	dir := t.TempDir()
-	tmp := filepath.Join(dir, "private-tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
+	if err := errors.Join(os.Mkdir(filepath.Join(dir, "a"), 0o700), os.Mkdir(filepath.Join(dir, "locked"), 0o700)); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "victim"), []byte("keep\n"), 0o600); err != nil {
+	p := Profile{DenyHostStop: true, DenyWritePaths: []string{filepath.Join(dir, "locked")}, LandlockABI: k.LandlockABI}
+	write := func(sub string) string {
+		out, _ := run(t, p, dir, nil, "/bin/sh", "-c", "echo x > "+sub+"/f && echo wrote")
+		return out
+	}
+	if out := write("a"); !strings.Contains(out, "wrote") {
+		t.Fatalf("a: %s", out)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "b"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	p := Profile{ReadOnly: true, TempDir: tmp, LandlockABI: k.LandlockABI, DenyHostStop: true, ScopeSignals: true}
-	script := `echo x > marker; echo y > victim; true > victim; rm -f victim; mkdir newdir; ln -s victim link; echo ok > /dev/null && echo devnull-ok;
-echo t > "$TMPDIR/t" && cat "$TMPDIR/t"; printf '#!/bin/sh\necho ran\n' > "$TMPDIR/x.sh"; chmod +x "$TMPDIR/x.sh"; "$TMPDIR/x.sh"; cat victim`
-	out, _ := run(t, p, dir, []string{"TMPDIR=" + tmp}, "/bin/sh", "-c", script)
-	for _, f := range []string{"marker", "newdir", "link"} {
-		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-			t.Errorf("%s was made under the read-only profile: %s", f, out)
-		}
+	if out := write("b"); !strings.Contains(out, "wrote") {
+		t.Fatalf("a directory made after the rules were kept is not writable: %s", out)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "victim")); string(b) != "keep\n" {
-		t.Errorf("victim changed: %q", b)
-	}
-	for _, want := range []string{"devnull-ok", "\nt\n", "keep"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q: %s", want, out)
-		}
-	}
-	if strings.Contains(out, "ran") {
-		t.Errorf("a file written during the command was executed: %s", out)
-	}
-	refused := strings.Join(p.Refusals(out, dir), "; ")
-	if !strings.Contains(refused, "write to "+filepath.Join(dir, "marker")) {
-		t.Errorf("refusals: %s (output %s)", refused, out)
+	if out := write("locked"); strings.Contains(out, "wrote") {
+		t.Fatalf("the denied directory was written: %s", out)
 	}
 }
 

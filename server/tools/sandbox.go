@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,15 +33,12 @@ func SandboxOf(ctx context.Context) sandbox.Profile {
 // the caller removes when the command ends.
 func localSandbox(p sandbox.Profile, k sandbox.Kernel, workDir string) (sandbox.Profile, func(), error) {
 	p.LandlockABI = k.LandlockABI
-	if err := os.MkdirAll(workDir, 0o700); err != nil {
-		return p, nil, err
-	}
-	tmp, err := os.MkdirTemp(workDir, ".sandbox-tmp-")
+	tmp, remove, err := sandbox.TempDir(workDir)
 	if err != nil {
 		return p, nil, err
 	}
 	p.TempDir = tmp
-	return p, func() { _ = os.RemoveAll(tmp) }, nil
+	return p, remove, nil
 }
 
 // RefusalNote is the line a result carries when the sandbox refused the

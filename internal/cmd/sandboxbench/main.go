@@ -55,17 +55,23 @@ func main() {
 		panic(err)
 	}
 	defer os.RemoveAll(tmp)
-	readOnly := sandbox.Profile{ReadOnly: true, DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true, TempDir: tmp, LandlockABI: abi}
+	// A private temp dir where the product makes them (sandbox.TempDir),
+	// for every profile, as run_command and the connector give one.
+	own, _, err := sandbox.TempDir(tmp)
+	if err != nil {
+		panic(err)
+	}
+	readOnly := sandbox.Profile{ReadOnly: true, DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true, TempDir: own, LandlockABI: abi}
 	profiles := []struct {
 		name string
 		p    sandbox.Profile
 	}{
-		{"approved (host calls denied)", sandbox.Profile{DenyHostStop: true, LandlockABI: abi}},
+		{"approved (host calls denied)", sandbox.Profile{DenyHostStop: true, TempDir: own, LandlockABI: abi}},
 		{"approved, 2 allow-paths", sandbox.Profile{DenyHostStop: true, WritePaths: []string{tmp + "/a", tmp + "/b"},
-			TempDir: tmp, LandlockABI: abi}},
+			TempDir: own, LandlockABI: abi}},
 		{"read-only auto-allowed", readOnly},
 		{"all three must_never rules", sandbox.Profile{DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true,
-			NoDelete: true, NoExecNew: true, NoNetwork: true, TempDir: tmp, LandlockABI: abi}},
+			NoDelete: true, NoExecNew: true, NoNetwork: true, TempDir: own, LandlockABI: abi}},
 	}
 	type row struct {
 		name string

@@ -29,12 +29,12 @@ func (c Config) hostSandbox(fromServer *sandbox.Profile) (sandbox.Profile, func(
 	if base == "" {
 		base = os.TempDir()
 	}
-	tmp, err := os.MkdirTemp(base, ".opsagent-sandbox-tmp-")
+	tmp, remove, err := sandbox.TempDir(base)
 	if err != nil {
 		return p, nil, err
 	}
 	p.TempDir = tmp
-	return p, func() { _ = os.RemoveAll(tmp) }, nil
+	return p, remove, nil
 }
 
 // loadHostSandbox reads a --sandbox-profile file (the profile's JSON).

@@ -124,8 +124,17 @@ func fsPlan(p Spec, abi int) (def uint64, grants []grant) {
 		grants = append(grants, grant{"/dev/null", llReadFile | llWriteFile | llExecute | (all & llTruncate)})
 	}
 	if p.TempDir != "" {
-		// The private temp dir: anything but executing what is put there.
-		grants = append(grants, grant{p.TempDir, all &^ llExecute})
+		// The private temp dir: for a read-only command anything but
+		// executing what is put there; for others what they may do
+		// elsewhere, which needs no rule of its own when that is the
+		// default (and then every command of the profile has the same
+		// rules, which applyLandlock keeps built).
+		if r := all &^ strip; p.ReadOnly || r != def {
+			if p.ReadOnly {
+				r = all &^ llExecute
+			}
+			grants = append(grants, grant{p.TempDir, r})
+		}
 	}
 	return def, grants
 }
@@ -140,7 +149,10 @@ type landlockRule struct {
 // rights along a path (a rule on "/" covers everything beneath), so a
 // grant that takes rights away is made by giving its ancestors only what
 // every grant beneath them allows and their other entries the full default.
-func planRules(def uint64, grants []grant) []landlockRule {
+//
+// listed are the directories it read to do so, as they were before it read
+// them: the rules hold for as long as those are unchanged.
+func planRules(def uint64, grants []grant) (rules []landlockRule, listed []dirStamp) {
 	byPath := map[string]uint64{}
 	for _, g := range grants {
 		p := path.Clean(g.path)
@@ -153,7 +165,6 @@ func planRules(def uint64, grants []grant) []landlockRule {
 		}
 		byPath[p] = g.rights
 	}
-	var rules []landlockRule
 	var walk func(dir string, rights uint64)
 	walk = func(dir string, rights uint64) {
 		// Is there a grant strictly beneath dir that lacks something rights has?
@@ -182,6 +193,7 @@ func planRules(def uint64, grants []grant) []landlockRule {
 		if narrower != 0 {
 			rules = append(rules, landlockRule{dir, narrower})
 		}
+		listed = append(listed, stampDir(dir))
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return
@@ -199,7 +211,7 @@ func planRules(def uint64, grants []grant) []landlockRule {
 		}
 	}
 	walk("/", def)
-	return rules
+	return rules, listed
 }
 
 // dirOnly are the rights that mean nothing on a file: a file grant does not
@@ -229,6 +241,62 @@ func applyLandlock(p Spec) error {
 	if abi <= 0 {
 		return nil
 	}
+	if root, ok := sharedTempRoot(p); ok {
+		// Two layers, so that the large one is the same for every command:
+		// the profile with the directory of all the private temp dirs in
+		// place of this command's own (nothing executes beneath it), then
+		// a small one that leaves writes to this command's temp dir and
+		// /dev/null alone. Landlock allows what every layer allows.
+		shared := p
+		shared.TempDir = root
+		if err := withRuleset(shared, abi, "", restrictSelf); err != nil {
+			return err
+		}
+		return restrictWrites(abi, p.TempDir)
+	}
+	return withRuleset(p, abi, p.TempDir, restrictSelf)
+}
+
+func restrictSelf(fd int) error {
+	if _, _, errno := syscall.Syscall(sysLandlockRestrictSelf, uintptr(fd), 0, 0); errno != 0 {
+		return errors.New("landlock_restrict_self: " + errno.Error())
+	}
+	return nil
+}
+
+// sharedTempRoot is the directory that holds a read-only command's
+// private temp dir, when it holds only such dirs (TempRoot).
+func sharedTempRoot(p Spec) (string, bool) {
+	if !p.ReadOnly || p.TempDir == "" {
+		return "", false
+	}
+	root := path.Dir(path.Clean(p.TempDir))
+	return root, path.Base(root) == TempRoot
+}
+
+// restrictWrites adds a layer that handles only the rights that change
+// files, and grants them beneath dir and on /dev/null.
+func restrictWrites(abi int, dir string) error {
+	handled := fsRights(abi) &^ (llRead | llExecute)
+	attr := struct{ fs uint64 }{handled}
+	r, _, errno := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return errors.New("landlock_create_ruleset: " + errno.Error())
+	}
+	fd := int(r)
+	defer syscall.Close(fd)
+	if err := addPathRule(fd, dir, handled); err != nil {
+		return err
+	}
+	if err := addPathRule(fd, "/dev/null", handled&(llWriteFile|llTruncate)); err != nil {
+		return err
+	}
+	return restrictSelf(fd)
+}
+
+// buildRuleset makes the Landlock ruleset of p: its handled rights and
+// its rules.
+func buildRuleset(p Spec, abi int, def uint64, grants []grant) (fd int, listed []dirStamp, err error) {
 	handledFS := fsRights(abi)
 	attr := struct{ fs, net, scoped uint64 }{fs: handledFS}
 	size := unsafe.Sizeof(uint64(0))
@@ -244,21 +312,19 @@ func applyLandlock(p Spec) error {
 			attr.scoped = llScopeSignal | llScopeAbstract
 		}
 	}
-	fd, _, errno := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), size, 0)
+	r, _, errno := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
-		return errors.New("landlock_create_ruleset: " + errno.Error())
+		return -1, nil, errors.New("landlock_create_ruleset: " + errno.Error())
 	}
-	defer syscall.Close(int(fd))
-	def, grants := fsPlan(p, abi)
-	for _, r := range planRules(def, grants) {
-		if err := addPathRule(int(fd), r.path, r.rights&handledFS); err != nil {
-			return err
+	fd = int(r) // the kernel makes it close-on-exec
+	rules, listed := planRules(def, grants)
+	for _, r := range rules {
+		if err := addPathRule(fd, r.path, r.rights&handledFS); err != nil {
+			syscall.Close(fd)
+			return -1, nil, err
 		}
 	}
-	if _, _, errno := syscall.Syscall(sysLandlockRestrictSelf, fd, 0, 0); errno != 0 {
-		return errors.New("landlock_restrict_self: " + errno.Error())
-	}
-	return nil
+	return fd, listed, nil
 }
 
 // addPathRule adds one path_beneath rule; a path that does not exist (or

@@ -38,6 +38,11 @@ type Spec struct {
 	LandlockABI       int      `json:"landlock_abi,omitempty"`
 }
 
+// TempRoot is the name of the directory that holds the commands' private
+// temp dirs and nothing else (sandbox.TempDir makes them there); under a
+// read-only profile nothing beneath it executes.
+const TempRoot = ".opsagent-sandbox"
+
 // Arg is the hidden subcommand: `opsagent sandbox-exec WORD... -- PROGRAM ARGS...`.
 const Arg = "sandbox-exec"
 

@@ -10,12 +10,13 @@ import (
 
 // Cmd is a command that runs under a profile. It is built as the
 // launcher's command (the binary re-executed as `sandbox-exec`), so it is
-// guarded however it is started; where the profile can be applied to a
-// thread of this process instead (see startInProcess), Start, Run, Output
-// and CombinedOutput start the program directly from such a thread,
-// which saves starting the whole binary again. As with exec.Cmd, a
-// started command must be waited for (Wait, or Run and the Output
-// methods): that also ends the thread it was started from.
+// guarded however it is started; Start, Run, Output and CombinedOutput
+// save starting the whole binary again where they can: a profile that can
+// be applied to a thread of this process is (see startInProcess), and one
+// that needs the private mount namespace is applied to a thread of the
+// helper, which sits in that namespace (see startViaHelper). As with
+// exec.Cmd, a started command must be waited for (Wait, or Run and the
+// Output methods): that also ends the thread it was started from.
 type Cmd struct {
 	*exec.Cmd
 	profile Profile

@@ -14,9 +14,13 @@ func probeKernel() Kernel {
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
 		k.Seccomp = true
 	}
+	// The sysctls say whether the kernel allows one; making one says
+	// whether this process may (a container's seccomp profile or a
+	// service's RestrictNamespaces= may forbid it).
 	k.UserNamespaces = readInt("/proc/sys/user/max_user_namespaces") > 0 &&
 		readInt("/proc/sys/kernel/unprivileged_userns_clone") != 0 &&
-		readInt("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") != 1
+		readInt("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") != 1 &&
+		canStartIn(userNamespaceAttr())
 	return k
 }
 

@@ -31,6 +31,21 @@ func TestMain(m *testing.M) {
 		os.Stdout.WriteString("open=" + errname(unwrapErrno(err)) + "\n")
 		os.Exit(0)
 	}
+	if os.Getenv("SANDBOX_RUN_HIDING") == "1" {
+		// A line under a profile that hides the sockets, from a process
+		// that may not be able to make a namespace.
+		cmd, err := Command(context.Background(), Profile{ReadOnly: true, DenyHostStop: true, HideSystemSockets: true,
+			LandlockABI: Probe().LandlockABI}, "/bin/sh", "-c", "echo ran; (echo x > /etc/opsagent-sandbox-marker) 2>/dev/null || echo write-refused")
+		if err == nil {
+			var out []byte
+			out, err = cmd.CombinedOutput()
+			os.Stdout.Write(out)
+		}
+		if err != nil {
+			os.Stdout.WriteString("error: " + err.Error() + "\n")
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("SANDBOX_PROBE") == "1" {
 		probeCalls()
 		os.Exit(0)
@@ -313,5 +328,22 @@ func TestApprovedProfileKeepsWritesButNotTheStopSwitches(t *testing.T) {
 	}
 	if p.writable("/proc/sysrq-trigger") || !p.writable(filepath.Join(dir, "x")) {
 		t.Fatal("writable() disagrees with the profile")
+	}
+}
+
+// Where no namespace can be made (root without CAP_SYS_ADMIN, as in a
+// container's default profile), a line whose profile hides the sockets
+// still runs, confined, instead of failing to start.
+func TestLinesRunWhereNoNamespaceCanBeMade(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if os.Geteuid() != 0 || err != nil {
+		t.Skip("needs root and setpriv to take CAP_SYS_ADMIN away")
+	}
+	self, _ := os.Executable()
+	cmd := exec.Command(setpriv, "--inh-caps=-sys_admin", "--bounding-set=-sys_admin", self)
+	cmd.Env = append(os.Environ(), "SANDBOX_RUN_HIDING=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ran\nwrite-refused") {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -222,3 +222,39 @@ func TestRarerWrappersReadTheirManuals(t *testing.T) {
 		t.Errorf("taskset -p runs no command, got %s", names(a))
 	}
 }
+
+// The rarer wrappers with a whole table: the command is found in each
+// spelling, and an option not in the table is unknown, not guessed.
+func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
+	for src, want := range map[string]string{
+		`prlimit --nofile=1024 rm a`:                "rm a via prlimit",
+		`prlimit --nof=1024:2048 --as rm a`:         "rm a via prlimit",
+		`prlimit -n rm a`:                           "rm a via prlimit",
+		`prlimit -o RESOURCE --raw rm a`:            "rm a via prlimit",
+		`fakeroot -u -s /dev/null rm a`:             "rm a via fakeroot",
+		`fakeroot --lib /x.so --fd-base=9 rm a`:     "rm a via fakeroot",
+		`fakeroot -- rm a`:                          "rm a via fakeroot",
+		`eatmydata rm a`:                            "rm a via eatmydata",
+		`nocache rm a`:                              "rm a via nocache",
+		`catchsegv rm a`:                            "rm a via catchsegv",
+		`chronic -ev rm a`:                          "rm a via chronic",
+		`unbuffer -p rm a`:                          "rm a via unbuffer",
+		`dbus-run-session --config-file=/x rm a`:    "rm a via dbus-run-session",
+		`dbus-run-session --dbus-daemon /x -- rm a`: "rm a via dbus-run-session",
+	} {
+		a := Analyze(src)
+		if got := names(a); got != want {
+			t.Errorf("%q:\n got  %s\n want %s", src, got, want)
+		}
+	}
+	for _, src := range []string{`prlimit -Q rm a`, `prlimit --bogus rm a`, `prlimit -n1024 rm a`, `fakeroot -Q rm a`, `eatmydata -Q rm a`,
+		`nocache --bogus rm a`, `catchsegv -Q rm a`, `chronic -Q rm a`, `unbuffer -Q rm a`, `dbus-run-session --bogus rm a`} {
+		if a := Analyze(src); !a.IsOpaque() || !strings.Contains(a.Opaque[0].Reason, "unknown option") {
+			t.Errorf("%q: want opaque for an unknown option, got %s", src, a.Summary())
+		}
+	}
+	// prlimit -p changes a running process and starts nothing.
+	if a := Analyze(`prlimit -p 1 --nofile=1:1`); a.IsOpaque() || strings.Contains(names(a), "via prlimit") {
+		t.Errorf("prlimit -p: %s", names(a))
+	}
+}

@@ -91,14 +91,15 @@ var wrappers = map[string]wrapSpec{
 	"systemd-run": {values: "pEuM", long: []string{"--unit", "--property", "--setenv", "--description", "--slice", "--uid", "--gid", "--working-directory", "--machine", "--on-calendar", "--on-active"}},
 	"catchsegv":   {complete: true},
 	"firejail":    {},
-	"proxychains": {values: "f"}, "proxychains4": {values: "f"},
+	"proxychains": {values: "f", complete: true, flags: "q"}, "proxychains4": {values: "f", complete: true, flags: "q"},
 	"torsocks":  {values: "uPa"},
 	"faketime":  {values: "f", operands: 1},
 	"eatmydata": {complete: true, longFlags: []string{"--help", "--version"}},
 	"fakeroot": {values: "lfisb", long: []string{"--lib", "--faked", "--fd-base"}, complete: true, flags: "uhv",
 		longFlags: []string{"--unknown-is-real", "--help", "--version"}},
-	"xvfb-run": {values: "nsfe"},
-	"cgexec":   {values: "g"},
+	"xvfb-run": {values: "efnpsw", long: []string{"--error-file", "--auth-file", "--server-num", "--xauth-protocol", "--server-args", "--wait"},
+		complete: true, flags: "ahl", longFlags: []string{"--auto-servernum", "--listen-tcp", "--help"}},
+	"cgexec": {values: "g", complete: true, flags: "h", longFlags: []string{"--sticky", "--help"}},
 	// prlimit's resource options take their limits only attached
 	// (-n1024 reads as unknown flags: opaque; --nofile=1024), so a
 	// detached word is the command; -p PID changes another process.
@@ -106,7 +107,9 @@ var wrappers = map[string]wrapSpec{
 		longFlags: []string{"--core", "--data", "--nice", "--fsize", "--sigpending", "--memlock", "--rss", "--nofile", "--msgqueue",
 			"--rtprio", "--stack", "--cpu", "--nproc", "--as", "--locks", "--rttime", "--noheadings", "--raw", "--verbose", "--help", "--version"},
 		runsNothing: "p", runsNothingLong: []string{"--pid"}},
-	"sshpass": {values: "pfde"},
+	// sshpass -e takes its variable's name only attached (-eVAR reads as
+	// unknown flags: opaque).
+	"sshpass": {values: "pfdP", complete: true, flags: "ehVv"},
 	"script": {values: "cEBIOTmo", long: []string{"--command", "--echo", "--log-io", "--log-in", "--log-out", "--log-timing",
 		"--logging-format", "--output-limit"}, codeOpt: "c", complete: true, flags: "aefqthV", longFlags: []string{"--append", "--return",
 		"--flush", "--quiet", "--timing", "--help", "--version"}},
@@ -117,16 +120,19 @@ var wrappers = map[string]wrapSpec{
 			"--no-title", "--no-wrap", "--exec", "--help", "--version"}},
 	"ssh":     {values: "BbcDEeFIiJLlmOoPpQRSWw", joins: true, operands: 1, complete: true, flags: "46AaCfGgKkMNnqsTtVvXxYy"},
 	"busybox": {}, "toybox": {},
-	"doas-keepenv": {}, "daemonize": {values: "aceEilopPuv"},
+	"doas-keepenv": {}, "daemonize": {values: "ceElopu", complete: true, flags: "av"},
 	"start-stop-daemon": {},
 	"cpulimit":          {values: "lpe", long: []string{"--limit", "--pid", "--exe"}},
-	"chronic":           {complete: true, flags: "ev"}, "nocache": {complete: true}, "trickle": {values: "udswtl"},
+	"chronic":           {complete: true, flags: "ev"}, "nocache": {complete: true}, "trickle": {values: "duwtln", complete: true, flags: "hvVs"},
 	"dbus-run-session": {long: []string{"--dbus-daemon", "--config-file"}, complete: true, longFlags: []string{"--help", "--version"}},
 	"dbus-launch":      {},
 	"chpst":            {values: "ugUenlmdofcrpb"},
-	"setuidgid":        {operands: 1}, "envdir": {operands: 1}, "softlimit": {values: "mdsltafcor"},
-	"lckdo": {values: "w", operands: 1}, "with-lock-ex": {operands: 1}, "entr": {}, "runcon": {values: "utrl"},
-	"caffeinate": {}, "watchexec": {values: "wef"},
+	"setuidgid":        {operands: 1, complete: true}, "envdir": {operands: 1, complete: true}, "softlimit": {values: "mdsltafcorp", complete: true},
+	"lckdo": {values: "W", operands: 1, complete: true, flags: "wq"}, "with-lock-ex": {operands: 1, complete: true, flags: "wqf"},
+	// entr -s runs its first operand as shell code: not in the table, so opaque.
+	"entr":       {complete: true, flags: "acdnprxz"},
+	"runcon":     {values: "utrl"},
+	"caffeinate": {values: "tw", complete: true, flags: "dimsu"}, "watchexec": {values: "wef"},
 }
 
 // wrapper follows the command a wrapper runs; false when it runs none

@@ -241,6 +241,21 @@ func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
 		`unbuffer -p rm a`:                          "rm a via unbuffer",
 		`dbus-run-session --config-file=/x rm a`:    "rm a via dbus-run-session",
 		`dbus-run-session --dbus-daemon /x -- rm a`: "rm a via dbus-run-session",
+		`proxychains4 -qf /etc/p.conf rm a`:         "rm a via proxychains4",
+		`xvfb-run -a -s '-screen 0 1x1x8' rm a`:     "rm a via xvfb-run",
+		`xvfb-run --server-args=-ac --wait 0 rm a`:  "rm a via xvfb-run",
+		`cgexec -g cpu:/x --sticky rm a`:            "rm a via cgexec",
+		`sshpass -e ssh h`:                          "ssh h via sshpass",
+		`sshpass -p secret ssh h`:                   "ssh h via sshpass",
+		`daemonize -a -o /dev/null -c / /bin/rm a`:  "/bin/rm a via daemonize",
+		`trickle -s -d 100 rm a`:                    "rm a via trickle",
+		`setuidgid nobody rm a`:                     "rm a via setuidgid",
+		`envdir /etc/env rm a`:                      "rm a via envdir",
+		`softlimit -m 1000 -p 5 rm a`:               "rm a via softlimit",
+		`lckdo -w -W 5 /tmp/l rm a`:                 "rm a via lckdo",
+		`with-lock-ex -q /tmp/l rm a`:               "rm a via with-lock-ex",
+		`entr -rc rm a`:                             "rm a via entr",
+		`caffeinate -i -t 60 rm a`:                  "rm a via caffeinate",
 	} {
 		a := Analyze(src)
 		if got := names(a); got != want {
@@ -248,7 +263,10 @@ func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
 		}
 	}
 	for _, src := range []string{`prlimit -Q rm a`, `prlimit --bogus rm a`, `prlimit -n1024 rm a`, `fakeroot -Q rm a`, `eatmydata -Q rm a`,
-		`nocache --bogus rm a`, `catchsegv -Q rm a`, `chronic -Q rm a`, `unbuffer -Q rm a`, `dbus-run-session --bogus rm a`} {
+		`nocache --bogus rm a`, `catchsegv -Q rm a`, `chronic -Q rm a`, `unbuffer -Q rm a`, `dbus-run-session --bogus rm a`,
+		`proxychains -Q rm a`, `xvfb-run -Q rm a`, `cgexec -Q rm a`, `sshpass -Q rm a`, `sshpass -eVAR ssh h`, `daemonize -Q rm a`,
+		`trickle -Q rm a`, `softlimit -Q rm a`, `lckdo -Q /tmp/l rm a`, `with-lock-ex -Q /tmp/l rm a`, `entr -s 'rm a'`,
+		`caffeinate -Q rm a`, `setuidgid -Q nobody rm a`} {
 		if a := Analyze(src); !a.IsOpaque() || !strings.Contains(a.Opaque[0].Reason, "unknown option") {
 			t.Errorf("%q: want opaque for an unknown option, got %s", src, a.Summary())
 		}

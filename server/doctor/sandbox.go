@@ -24,7 +24,10 @@ func (d *doctorRun) checkSandbox(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd, err := sandbox.Command(cctx, sandbox.Profile{ReadOnly: true, DenyHostStop: true, ScopeSignals: true, LandlockABI: k.LandlockABI}, "/bin/true")
+	// The profile a read-only line gets: through the helper where the host
+	// lets us make a private mount namespace.
+	cmd, err := sandbox.Command(cctx, sandbox.Profile{ReadOnly: true, DenyHostStop: true, ScopeSignals: true, HideSystemSockets: true,
+		LandlockABI: k.LandlockABI}, "/bin/true")
 	if err == nil {
 		var out []byte
 		if out, err = cmd.CombinedOutput(); err != nil {
@@ -32,8 +35,13 @@ func (d *doctorRun) checkSandbox(ctx context.Context) {
 		}
 	}
 	if err != nil {
-		d.fail("sandbox_launcher", "a sandboxed command could not run: "+err.Error(), "check that the opsagent binary can re-execute itself (sandbox-exec)")
+		d.fail("sandbox_launcher", "a sandboxed command could not run: "+err.Error(), "check that the opsagent binary can re-execute itself (sandbox-helper, sandbox-exec)")
 		return
 	}
-	d.ok("sandbox_launcher", "commands start under the sandbox (opsagent sandbox-exec)")
+	if !sandbox.PrivateMountNamespace() {
+		d.warn("sandbox_launcher", "commands start under the sandbox, but this host forbids new namespaces, so the system D-Bus and systemd's sockets stay visible to read-only and must_never lines",
+			"allow user namespaces (or CAP_SYS_ADMIN for a root server; a systemd unit without RestrictNamespaces=) to hide them; seccomp and Landlock hold either way")
+		return
+	}
+	d.ok("sandbox_launcher", "commands start under the sandbox; read-only and must_never lines start in a private mount namespace that hides the system sockets (opsagent sandbox-helper)")
 }

@@ -21,6 +21,10 @@ func sysProcAttr(p Profile) *syscall.SysProcAttr {
 	return a
 }
 
+// PrivateMountNamespace reports whether lines whose profile hides the
+// system sockets get a private mount namespace on this host.
+func PrivateMountNamespace() bool { return privateMounts() != nil }
+
 var privateNS struct {
 	once sync.Once
 	attr *syscall.SysProcAttr

@@ -88,7 +88,15 @@ var wrappers = map[string]wrapSpec{
 		"--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule",
 		"--seccomp-filter", "--ptracer"}, complete: true, flags: "dhV", longFlags: []string{"--dump", "--clear-groups", "--keep-groups",
 		"--init-groups", "--nnp", "--no-new-privs", "--reset-env", "--help", "--version"}},
-	"systemd-run": {values: "pEuM", long: []string{"--unit", "--property", "--setenv", "--description", "--slice", "--uid", "--gid", "--working-directory", "--machine", "--on-calendar", "--on-active"}},
+	// systemd-run (systemd 252's options; a newer one is unknown, so
+	// opaque): a unit property may run commands of its own
+	// (-p ExecStartPre=...) and --shell starts a shell: both opaque.
+	"systemd-run": {values: "HMupE", long: []string{"--host", "--machine", "--unit", "--property", "--description", "--slice",
+		"--service-type", "--uid", "--gid", "--nice", "--working-directory", "--setenv", "--path-property", "--socket-property",
+		"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--timer-property"},
+		complete: true, flags: "hrdtPqGS", longFlags: []string{"--help", "--version", "--no-ask-password", "--user", "--scope",
+			"--slice-inherit", "--no-block", "--remain-after-exit", "--wait", "--send-sighup", "--same-dir", "--pty", "--pipe", "--quiet",
+			"--collect", "--shell", "--on-timezone-change", "--on-clock-change"}},
 	"catchsegv":   {complete: true},
 	"firejail":    {},
 	"proxychains": {values: "f", complete: true, flags: "q"}, "proxychains4": {values: "f", complete: true, flags: "q"},
@@ -133,6 +141,12 @@ var wrappers = map[string]wrapSpec{
 	"entr":       {complete: true, flags: "acdnprxz"},
 	"runcon":     {values: "utrl"},
 	"caffeinate": {values: "tw", complete: true, flags: "dimsu"}, "watchexec": {values: "wef"},
+}
+
+// unitRunsCommand: a systemd unit property that names a command to run
+// (ExecStartPre=, ExecStopPost=, ExecCondition=, ...).
+func unitRunsCommand(property string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(property)), "exec")
 }
 
 // wrapper follows the command a wrapper runs; false when it runs none
@@ -188,6 +202,17 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 				return false
 			case key == "--exec" && name == "watch":
 				execMode = true
+			case name == "systemd-run" && key == "--shell":
+				s.opaque(&c, nil, "systemd-run --shell starts a shell: cannot tell what it runs")
+				return true
+			case name == "systemd-run" && strings.HasSuffix(key, "-property"):
+				if !hasValue && i+1 < len(argv) {
+					value = argv[i+1].text
+				}
+				if unitRunsCommand(value) {
+					s.opaque(&c, nil, "systemd-run "+given+" "+value+": the unit runs a command of its own")
+					return true
+				}
 			}
 			i++
 			if !hasValue && takesValue {
@@ -231,6 +256,18 @@ func (s *scanner) wrapper(name string, w wrapSpec, argv []arg, c ctx) bool {
 					operands = 0
 				case name == "watch" && ch == 'x':
 					execMode = true
+				case name == "systemd-run" && ch == 'S':
+					s.opaque(&c, nil, "systemd-run -S starts a shell: cannot tell what it runs")
+					return true
+				case name == "systemd-run" && ch == 'p':
+					v := t[k+1:]
+					if v == "" && i+1 < len(argv) {
+						v = argv[i+1].text
+					}
+					if unitRunsCommand(v) {
+						s.opaque(&c, nil, "systemd-run -p "+v+": the unit runs a command of its own")
+						return true
+					}
 				case (name == "su" || name == "runuser" || name == "exec") && ch == 'l':
 					s.login(name + " " + t)
 				case name == "exec" && ch == 'a':

@@ -256,6 +256,10 @@ func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
 		`with-lock-ex -q /tmp/l rm a`:               "rm a via with-lock-ex",
 		`entr -rc rm a`:                             "rm a via entr",
 		`caffeinate -i -t 60 rm a`:                  "rm a via caffeinate",
+		`systemd-run --scope -p MemoryMax=1G rm a`:  "rm a via systemd-run",
+		`systemd-run -qPu job --on-cal=daily rm a`:  "rm a via systemd-run",
+		`systemd-run -pCPUQuota=10% --wait rm a`:    "rm a via systemd-run",
+		`systemd-run -E A=1 --uid=0 -- rm a`:        "rm a via systemd-run",
 	} {
 		a := Analyze(src)
 		if got := names(a); got != want {
@@ -266,9 +270,15 @@ func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
 		`nocache --bogus rm a`, `catchsegv -Q rm a`, `chronic -Q rm a`, `unbuffer -Q rm a`, `dbus-run-session --bogus rm a`,
 		`proxychains -Q rm a`, `xvfb-run -Q rm a`, `cgexec -Q rm a`, `sshpass -Q rm a`, `sshpass -eVAR ssh h`, `daemonize -Q rm a`,
 		`trickle -Q rm a`, `softlimit -Q rm a`, `lckdo -Q /tmp/l rm a`, `with-lock-ex -Q /tmp/l rm a`, `entr -s 'rm a'`,
-		`caffeinate -Q rm a`, `setuidgid -Q nobody rm a`} {
+		`caffeinate -Q rm a`, `setuidgid -Q nobody rm a`, `systemd-run -Q rm a`, `systemd-run --bogus rm a`} {
 		if a := Analyze(src); !a.IsOpaque() || !strings.Contains(a.Opaque[0].Reason, "unknown option") {
 			t.Errorf("%q: want opaque for an unknown option, got %s", src, a.Summary())
+		}
+	}
+	for _, src := range []string{`systemd-run -p ExecStartPre='/bin/rm -rf /x' true`, `systemd-run --property=ExecStopPost=/x true`,
+		`systemd-run -pExecStartPost=/x true`, `systemd-run -S`, `systemd-run --shell`, `systemd-run --timer-property ExecStart=/x true`} {
+		if a := Analyze(src); !a.IsOpaque() {
+			t.Errorf("%q: want opaque (a command of the unit's own, or a shell), got %s", src, a.Summary())
 		}
 	}
 	// prlimit -p changes a running process and starts nothing.

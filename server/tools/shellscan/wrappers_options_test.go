@@ -260,6 +260,12 @@ func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
 		`systemd-run -qPu job --on-cal=daily rm a`:  "rm a via systemd-run",
 		`systemd-run -pCPUQuota=10% --wait rm a`:    "rm a via systemd-run",
 		`systemd-run -E A=1 --uid=0 -- rm a`:        "rm a via systemd-run",
+		`numactl --interleave=all rm a`:             "rm a via numactl",
+		`numactl -N 0 -m 0 rm a`:                    "rm a via numactl",
+		`numactl --cpunod 0 --localalloc rm a`:      "rm a via numactl",
+		`numactl -C0-3 rm a`:                        "rm a via numactl",
+		`chpst -u nobody -/ /srv -v rm a`:           "rm a via chpst",
+		`chpst -m 100000 -o 10 rm a`:                "rm a via chpst",
 	} {
 		a := Analyze(src)
 		if got := names(a); got != want {
@@ -270,7 +276,8 @@ func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
 		`nocache --bogus rm a`, `catchsegv -Q rm a`, `chronic -Q rm a`, `unbuffer -Q rm a`, `dbus-run-session --bogus rm a`,
 		`proxychains -Q rm a`, `xvfb-run -Q rm a`, `cgexec -Q rm a`, `sshpass -Q rm a`, `sshpass -eVAR ssh h`, `daemonize -Q rm a`,
 		`trickle -Q rm a`, `softlimit -Q rm a`, `lckdo -Q /tmp/l rm a`, `with-lock-ex -Q /tmp/l rm a`, `entr -s 'rm a'`,
-		`caffeinate -Q rm a`, `setuidgid -Q nobody rm a`, `systemd-run -Q rm a`, `systemd-run --bogus rm a`} {
+		`caffeinate -Q rm a`, `setuidgid -Q nobody rm a`, `systemd-run -Q rm a`, `systemd-run --bogus rm a`,
+		`numactl -Q rm a`, `numactl --bogus rm a`, `chpst -Q rm a`} {
 		if a := Analyze(src); !a.IsOpaque() || !strings.Contains(a.Opaque[0].Reason, "unknown option") {
 			t.Errorf("%q: want opaque for an unknown option, got %s", src, a.Summary())
 		}
@@ -280,6 +287,9 @@ func TestRarerWrappersReadTheirWholeTables(t *testing.T) {
 		if a := Analyze(src); !a.IsOpaque() {
 			t.Errorf("%q: want opaque (a command of the unit's own, or a shell), got %s", src, a.Summary())
 		}
+	}
+	if a := Analyze(`numactl --hardware`); a.IsOpaque() {
+		t.Errorf("numactl --hardware: %s", a.Summary())
 	}
 	// prlimit -p changes a running process and starts nothing.
 	if a := Analyze(`prlimit -p 1 --nofile=1:1`); a.IsOpaque() || strings.Contains(names(a), "via prlimit") {

@@ -129,10 +129,11 @@ func fsPlan(p Spec, abi int) (def uint64, grants []grant) {
 		// elsewhere, which needs no rule of its own when that is the
 		// default (and then every command of the profile has the same
 		// rules, which applyLandlock keeps built).
-		if r := all &^ strip; p.ReadOnly || r != def {
-			if p.ReadOnly {
-				r = all &^ llExecute
-			}
+		r := all &^ strip
+		if p.ReadOnly {
+			r = all &^ llExecute
+		}
+		if r != def {
 			grants = append(grants, grant{p.TempDir, r})
 		}
 	}
